@@ -1,0 +1,56 @@
+# Testbed entry points. `make setup` once, then `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+export PATH := $(BIN):$(PATH)
+export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+# Molecule scenarios, one per role (molecule/<role>/molecule.yml).
+SCENARIOS ?= $(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml))))
+INVENTORY ?= inventories/lab
+
+.PHONY: help setup images test lint unit integration molecule pin clean-results \
+        lab-up lab-down lvs nfv report
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+setup:  ## install everything (apt packages, .venv, dockerd, lab images); idempotent
+	./scripts/setup.sh
+
+images:  ## (re)build the lab's container images locally
+	ansible-playbook playbooks/lab-images.yml
+
+test: lint unit integration molecule  ## everything CI runs
+
+lint:  ## yamllint, ansible-lint (production profile), ruff
+	yamllint -s .
+	ansible-lint
+	ruff check .
+
+unit:  ## pytest unit tests (parsers, filters, store, schema, report)
+	python -m pytest -q tests/unit
+
+integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report)
+	python -m pytest -q tests/integration
+
+molecule:  ## molecule test for every role scenario
+	./scripts/ensure-dockerd.sh
+	set -e; for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; molecule test -s $$s; done
+
+pin:  ## re-resolve requirements.in into requirements.txt
+	python -m pip install -q -r requirements.in && python -m pip freeze --exclude-editable | grep -v '^pip==' > requirements.txt
+
+lab-up:  ## bring the local lab up
+	ansible-playbook playbooks/lab-up.yml -i $(INVENTORY)
+
+lab-down:  ## tear the local lab down
+	ansible-playbook playbooks/lab-down.yml -i $(INVENTORY)
+
+lvs:  ## experiment 1: LVS scheduler comparison
+	ansible-playbook playbooks/lvs-compare.yml -i $(INVENTORY)
+
+nfv:  ## experiment 3: Docker NFV service chain
+	ansible-playbook playbooks/nfv-chain.yml -i $(INVENTORY)
+
+report:  ## render a run directory: make report RUN=results/<experiment>/<run-id>
+	python scripts/testbed_report.py $(RUN)

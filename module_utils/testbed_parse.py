@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared machinery for the benchmark-output parsers.
+
+Every parser in ``module_utils/testbed_parse_<tool>.py`` is a pure function
+``parse(text, source="<content>", **options) -> dict`` built on the helpers here.
+It never touches the host, so pytest imports it directly.
+
+A parse result is a plain dict::
+
+    {
+        "tool": "httperf",
+        "source": "/path/or/<content>",
+        "metrics": {"response_time_ms": 1.2, ...},   # flat, unit in each name, None = not given
+        "valid": True,                                # verdict on the measurement itself
+        "reasons": [],                                # sentences explaining valid=False
+        "warnings": [],                               # odd but not disqualifying
+        "details": {...},                             # optional structured extras (per stream, per job…)
+    }
+
+Input that is not a usable report of the tool (empty, truncated, another tool's
+output, usage text, nan/inf numbers) raises :class:`ParseError`, whose message
+names the tool, the source and what is wrong.  The thin modules turn that into
+``fail_json``; they never let a traceback or a made-up number through.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import math
+import os
+import re
+import tempfile
+
+# A number as C's printf writes it, including the non-finite spellings some tools
+# print when they divide by a zero elapsed time.  Patterns accept them so that
+# the parser can reject them with a precise message instead of "no match".
+NUM = r"(?:[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf(?:inity)?|nan)(?:\(\w*\))?)"
+INT = r"(?:\d+)"
+
+
+class ParseError(Exception):
+    """Raised when a tool's output cannot be parsed into trustworthy metrics."""
+
+    def __init__(self, tool, source, message):
+        self.tool = tool
+        self.source = source
+        self.detail = message
+        super(ParseError, self).__init__("%s output %s: %s" % (tool, source, message))
+
+
+def to_number(value, tool, source, field, integer=False):
+    """Convert a matched token to int/float, rejecting nan/inf and junk.
+
+    ``field`` names the metric in the error message.
+    """
+    if value is None:
+        raise ParseError(tool, source, "no value for %s" % field)
+    if isinstance(value, bool):
+        raise ParseError(tool, source, "%s is a boolean, not a number" % field)
+    if isinstance(value, (int, float)):
+        number = value
+    else:
+        text = str(value).strip()
+        try:
+            number = int(text) if integer and re.match(r"^[-+]?\d+$", text) else float(text)
+        except ValueError:
+            raise ParseError(tool, source, "%s is %r, not a number" % (field, text))
+    if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
+        raise ParseError(
+            tool, source,
+            "%s is %s (the tool divided by a zero or undefined quantity); the run has no usable value"
+            % (field, value))
+    if integer:
+        if isinstance(number, float) and not number.is_integer():
+            raise ParseError(tool, source, "%s is %r, expected a whole number" % (field, value))
+        number = int(number)
+    return number
+
+
+def require_text(text, tool, source):
+    """Reject missing or blank input up front."""
+    if text is None:
+        raise ParseError(tool, source, "no output given")
+    if not isinstance(text, str):
+        try:
+            text = text.decode("utf-8", "replace")
+        except AttributeError:
+            raise ParseError(tool, source, "output is a %s, expected text" % type(text).__name__)
+    if not text.strip():
+        raise ParseError(tool, source, "output is empty (the tool printed nothing: bad option, crash, or wrong file?)")
+    return text
+
+
+def search(pattern, text, tool, source, what, flags=re.MULTILINE):
+    """re.search that raises ParseError naming the missing anchor ``what``."""
+    match = re.search(pattern, text, flags)
+    if match is None:
+        raise ParseError(tool, source, "missing %s (truncated output, or not %s output?)" % (what, tool))
+    return match
+
+
+def new_result(tool, source):
+    return {
+        "tool": tool,
+        "source": source,
+        "metrics": {},
+        "valid": True,
+        "reasons": [],
+        "warnings": [],
+        "details": {},
+    }
+
+
+def invalidate(result, reason):
+    """Mark a result invalid, keeping every reason (no duplicates)."""
+    result["valid"] = False
+    if reason not in result["reasons"]:
+        result["reasons"].append(reason)
+
+
+def warn(result, message):
+    if message not in result["warnings"]:
+        result["warnings"].append(message)
+
+
+# Unit suffixes understood in metric names, longest first.  Used by the result
+# store to publish an explicit unit beside every metric.
+UNIT_SUFFIXES = (
+    ("_per_s", "1/s"),
+    ("_kib_s", "KiB/s"),
+    ("_kb_s", "KB/s"),
+    ("_mib_s", "MiB/s"),
+    ("_bps", "bit/s"),
+    ("_gbps", "Gbit/s"),
+    ("_bytes", "B"),
+    ("_pct", "%"),
+    ("_percent", "%"),
+    ("_ms", "ms"),
+    ("_us", "us"),
+    ("_ns", "ns"),
+    ("_s", "s"),
+    ("_mib", "MiB"),
+    ("_kib", "KiB"),
+)
+
+
+def unit_of(metric_name):
+    """Unit implied by a metric name's suffix; 'count' for plain counters."""
+    for suffix, unit in UNIT_SUFFIXES:
+        if metric_name.endswith(suffix):
+            return unit
+    return "count"
+
+
+def write_json_atomic(path, document):
+    """Write ``document`` as JSON to ``path`` via a temp file + rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(document, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------------------
+# The thin-module runner shared by library/<tool>_parse.py
+# ---------------------------------------------------------------------------
+
+PARSE_ARGUMENT_SPEC = dict(
+    src=dict(type="path"),
+    content=dict(type="str"),
+    dest=dict(type="path"),
+    keep_raw=dict(type="bool", default=True),
+)
+
+
+def run_parse_module(tool, parse_func, extra_spec=None, option_names=()):
+    """Entry point of every ``<tool>_parse`` module.
+
+    Reads ``src`` (a file on the target) or ``content``, calls ``parse_func``,
+    optionally writes the result JSON to ``dest`` and returns it as
+    ``ansible_facts.<tool>``.  Parser errors become ``fail_json`` naming the
+    tool, the source and the problem.
+    """
+    from ansible.module_utils.basic import AnsibleModule
+
+    spec = dict(PARSE_ARGUMENT_SPEC)
+    spec.update(extra_spec or {})
+    module = AnsibleModule(
+        argument_spec=spec,
+        mutually_exclusive=[("src", "content")],
+        required_one_of=[("src", "content")],
+        supports_check_mode=True,
+    )
+    params = module.params
+    if params["src"] is not None:
+        source = params["src"]
+        try:
+            with open(source, "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="%s output %s: cannot read src: %s" % (tool, source, exc), tool=tool, source=source)
+    else:
+        source = "<content>"
+        text = params["content"]
+
+    options = dict((name, params[name]) for name in option_names)
+    try:
+        result = parse_func(text, source=source, **options)
+    except ParseError as exc:
+        module.fail_json(msg=str(exc), tool=tool, source=source)
+
+    if params["keep_raw"]:
+        result["raw"] = text
+    changed = False
+    if params["dest"] and not module.check_mode:
+        write_json_atomic(params["dest"], result)
+        changed = True
+    module.exit_json(changed=changed, ansible_facts={tool: result}, **result)

@@ -1,0 +1,67 @@
+"""The shared defaults in group_vars/all really apply to playbooks in playbooks/.
+
+Ansible loads group_vars only next to the inventory source or the playbook, so
+`ansible-playbook playbooks/X.yml -i inventories/lab` would not see the
+repository's top-level group_vars/ on its own. Each inventory links it as
+group_vars/all/000_shared; these tests run real playbooks to prove the link
+works, that inventory overrides win, and that without the link the
+testbed_validate role stops the play with a sentence saying how to fix it.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+
+
+def run_playbook(playbook, inventory, cwd=ROOT, extra_env=None):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1")
+    env.update(extra_env or {})
+    proc = subprocess.run(
+        [os.path.join(BIN, "ansible-playbook"), playbook, "-i", inventory],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return proc
+
+
+def task_result(proc, task_name):
+    out = json.loads(proc.stdout)
+    for play in out["plays"]:
+        for task in play["tasks"]:
+            if task["task"]["name"].split(" : ")[-1] == task_name:
+                return task["hosts"]["localhost"]
+    raise AssertionError("task %r not in output" % task_name)
+
+
+@pytest.mark.parametrize("inventory,kind,reps", [
+    ("inventories/lab", "lab", 2),
+    ("inventories/example_hardware", "hardware", 3),
+])
+def test_shared_defaults_apply_and_inventory_overrides_win(inventory, kind, reps):
+    proc = run_playbook("playbooks/show-config.yml", inventory)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    msg = task_result(proc, "Effective shared settings")["msg"]
+    # from group_vars/all/testbed.yml (shared, not repeated in any inventory)
+    assert msg["testbed_shared_defaults"] is True
+    assert msg["testbed_run_id"] == "auto"
+    assert msg["testbed_results_dir"] == os.path.join(ROOT, "results")
+    # from the inventory's own group (outranks the shared defaults)
+    assert msg["testbed_inventory_kind"] == kind
+    assert msg["testbed_repetitions"] == reps
+
+
+def test_inventory_without_link_is_stopped_with_a_fix(tmp_path):
+    inv = tmp_path / "inv"
+    shutil.copytree(os.path.join(ROOT, "inventories", "lab"), inv, symlinks=True)
+    os.unlink(inv / "group_vars" / "all" / "000_shared")
+    proc = run_playbook("playbooks/show-config.yml", str(inv))
+    assert proc.returncode != 0
+    result = task_result(proc, "Check that the shared defaults (group_vars/all) were loaded")
+    assert result["failed"] is True
+    assert "000_shared" in result["msg"]
