@@ -68,7 +68,7 @@ def to_number(value, tool, source, field, integer=False):
         try:
             number = int(text) if integer and re.match(r"^[-+]?\d+$", text) else float(text)
         except ValueError:
-            raise ParseError(tool, source, "%s is %r, not a number" % (field, text))
+            raise ParseError(tool, source, "%s is %r, not a number" % (field, text)) from None
     if isinstance(number, float) and (math.isnan(number) or math.isinf(number)):
         raise ParseError(
             tool, source,
@@ -89,7 +89,7 @@ def require_text(text, tool, source):
         try:
             text = text.decode("utf-8", "replace")
         except AttributeError:
-            raise ParseError(tool, source, "output is a %s, expected text" % type(text).__name__)
+            raise ParseError(tool, source, "output is a %s, expected text" % type(text).__name__) from None
     if not text.strip():
         raise ParseError(tool, source, "output is empty (the tool printed nothing: bad option, crash, or wrong file?)")
     return text
@@ -130,6 +130,8 @@ def warn(result, message):
 # Unit suffixes understood in metric names, longest first.  Used by the result
 # store to publish an explicit unit beside every metric.
 UNIT_SUFFIXES = (
+    ("_bytes_per_s", "B/s"),
+    ("_bytes_s", "B/s"),
     ("_per_s", "1/s"),
     ("_kib_s", "KiB/s"),
     ("_kb_s", "KB/s"),
@@ -145,7 +147,16 @@ UNIT_SUFFIXES = (
     ("_s", "s"),
     ("_mib", "MiB"),
     ("_kib", "KiB"),
+    ("_iops", "1/s"),
+    ("_inpps", "1/s"),
+    ("_outpps", "1/s"),
+    ("_cps", "1/s"),
+    ("_inbytes", "B"),
+    ("_outbytes", "B"),
 )
+
+# Statistic qualifiers that may follow the unit (``interval_bps_min``).
+STAT_QUALIFIERS = ("_min", "_max", "_mean", "_avg", "_median", "_stdev")
 
 
 def unit_of(metric_name):
@@ -153,6 +164,9 @@ def unit_of(metric_name):
     for suffix, unit in UNIT_SUFFIXES:
         if metric_name.endswith(suffix):
             return unit
+    for qualifier in STAT_QUALIFIERS:
+        if metric_name.endswith(qualifier):
+            return unit_of(metric_name[:-len(qualifier)])
     return "count"
 
 
@@ -229,4 +243,10 @@ def run_parse_module(tool, parse_func, extra_spec=None, option_names=()):
     if params["dest"] and not module.check_mode:
         write_json_atomic(params["dest"], result)
         changed = True
-    module.exit_json(changed=changed, ansible_facts={tool: result}, **result)
+    # ``warnings`` is reserved by Ansible (passing it to exit_json is deprecated in
+    # ansible-core 2.19): show each parser warning through module.warn; the list
+    # itself stays in ansible_facts.<tool>.warnings.
+    for message in result["warnings"]:
+        module.warn("%s output %s: %s" % (tool, source, message))
+    top_level = dict((key, value) for key, value in result.items() if key != "warnings")
+    module.exit_json(changed=changed, ansible_facts={tool: result}, **top_level)

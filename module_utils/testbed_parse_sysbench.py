@@ -1,0 +1,216 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for the stdout report of sysbench 1.0/1.1 (``LC_ALL=C``).
+
+``parse(text, source="<content>")`` returns the common parse result (see
+``testbed_parse``).  Layout: akopytov/sysbench 1.0.20 ``src/sysbench.c``
+(common tail), ``src/db_driver.c`` (SQL statistics) and ``src/tests/*``.
+
+* ``test`` is ``cpu``, ``memory``, ``fileio`` or ``oltp`` (any Lua test that
+  prints ``SQL statistics``), detected from the test-specific block.
+* The latency percentile keeps the number sysbench printed: ``95th percentile``
+  gives ``latency_p95_ms``, ``--percentile=99`` gives ``latency_p99_ms``;
+  ``percentile stats: disabled`` (``--percentile=0``) gives no percentile metric.
+* Any ``FATAL:`` line, or a report without ``General statistics:``, is a
+  ParseError carrying sysbench's FATAL text.
+* ``--report-interval`` lines are returned in ``details.intervals``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible.module_utils.testbed_parse import (
+    INT,
+    NUM,
+    ParseError,
+    invalidate,
+    new_result,
+    require_text,
+    to_number,
+    warn,
+)
+
+TOOL = "sysbench"
+
+COMMON = (
+    ("total_time_s", "'total time:'", r"^\s+total time:\s+(%s)s\s*$" % NUM, False),
+    ("total_events", "'total number of events:'", r"^\s+total number of events:\s+(%s)\s*$" % INT, True),
+    ("latency_min_ms", "latency 'min:'", r"^\s+min:\s+(%s)\s*$" % NUM, False),
+    ("latency_avg_ms", "latency 'avg:'", r"^\s+avg:\s+(%s)\s*$" % NUM, False),
+    ("latency_max_ms", "latency 'max:'", r"^\s+max:\s+(%s)\s*$" % NUM, False),
+    ("latency_sum_ms", "latency 'sum:'", r"^\s+sum:\s+(%s)\s*$" % NUM, False),
+)
+FAIRNESS = (r"^\s+events \(avg/stddev\):\s+(?P<fairness_events_avg>%s)/(?P<fairness_events_stddev>%s)\s*$\n"
+            r"^\s+execution time \(avg/stddev\):\s+(?P<fairness_exec_time_avg_s>%s)/(?P<fairness_exec_time_stddev_s>%s)\s*$"
+            % (NUM, NUM, NUM, NUM))
+
+CPU = (("events_per_s", "'events per second:'", r"^\s+events per second:\s+(%s)\s*$" % NUM, False),)
+MEMORY = (
+    ("total_operations", "'Total operations:'", r"^Total operations: (%s) \(%s per second\)\s*$" % (INT, NUM), True),
+    ("operations_per_s", "'Total operations:'", r"^Total operations: %s \((%s) per second\)\s*$" % (INT, NUM), False),
+    ("transferred_mib", "'MiB transferred'", r"^(%s) MiB transferred \(%s MiB/sec\)\s*$" % (NUM, NUM), False),
+    ("transfer_mib_s", "'MiB transferred'", r"^%s MiB transferred \((%s) MiB/sec\)\s*$" % (NUM, NUM), False),
+)
+FILEIO = (
+    ("reads_per_s", "'reads/s:'", r"^\s+reads/s:\s+(%s)\s*$" % NUM, False),
+    ("writes_per_s", "'writes/s:'", r"^\s+writes/s:\s+(%s)\s*$" % NUM, False),
+    ("fsyncs_per_s", "'fsyncs/s:'", r"^\s+fsyncs/s:\s+(%s)\s*$" % NUM, False),
+    ("read_mib_s", "'read, MiB/s:'", r"^\s+read, MiB/s:\s+(%s)\s*$" % NUM, False),
+    ("written_mib_s", "'written, MiB/s:'", r"^\s+written, MiB/s:\s+(%s)\s*$" % NUM, False),
+)
+OLTP = (
+    ("queries_read", "'read:'", r"^\s+read:\s+(%s)\s*$" % INT, True),
+    ("queries_write", "'write:'", r"^\s+write:\s+(%s)\s*$" % INT, True),
+    ("queries_other", "'other:'", r"^\s+other:\s+(%s)\s*$" % INT, True),
+    ("queries_total", "'total:'", r"^\s+total:\s+(%s)\s*$" % INT, True),
+    ("transactions", "'transactions:'", r"^\s+transactions:\s+(%s)\s+\(%s per sec\.\)\s*$" % (INT, NUM), True),
+    ("transactions_per_s", "'transactions:'", r"^\s+transactions:\s+%s\s+\((%s) per sec\.\)\s*$" % (INT, NUM), False),
+    ("queries", "'queries:'", r"^\s+queries:\s+(%s)\s+\(%s per sec\.\)\s*$" % (INT, NUM), True),
+    ("queries_per_s", "'queries:'", r"^\s+queries:\s+%s\s+\((%s) per sec\.\)\s*$" % (INT, NUM), False),
+    ("ignored_errors", "'ignored errors:'", r"^\s+ignored errors:\s+(%s)\s+\(%s per sec\.\)\s*$" % (INT, NUM), True),
+    ("ignored_errors_per_s", "'ignored errors:'", r"^\s+ignored errors:\s+%s\s+\((%s) per sec\.\)\s*$" % (INT, NUM),
+     False),
+    ("reconnects", "'reconnects:'", r"^\s+reconnects:\s+(%s)\s+\(%s per sec\.\)\s*$" % (INT, NUM), True),
+    ("reconnects_per_s", "'reconnects:'", r"^\s+reconnects:\s+%s\s+\((%s) per sec\.\)\s*$" % (INT, NUM), False),
+)
+TESTS = (
+    # (test name, block header that identifies it, metric table)
+    ("oltp", r"^SQL statistics:\s*$", OLTP),
+    ("cpu", r"^CPU speed:\s*$", CPU),
+    ("fileio", r"^File operations:\s*$", FILEIO),
+    ("memory", r"^Total operations: ", MEMORY),
+)
+PERCENTILE = r"^\s+(?P<p>\d+(?:\.\d+)?)th percentile:\s+(?P<value>%s)\s*$" % NUM
+INTERVAL = (r"^\[ *(?P<t_s>%s)s \] thds: (?P<threads>%s) (?P<rest>.*)$" % (NUM, INT))
+
+
+def _block(text, start, end_pattern=r"^\S"):
+    """Text of an indented block from ``start`` to the next unindented line."""
+    following = re.search(end_pattern, text[start:], re.MULTILINE)
+    return text[start:start + following.start()] if following else text[start:]
+
+
+def _fill(metrics, table, text, source, where):
+    for name, what, pattern, integer in table:
+        match = re.search(pattern, text, re.MULTILINE)
+        if match is None:
+            raise ParseError(TOOL, source, "missing the %s line in the %s: the report is truncated or damaged"
+                             % (what, where))
+        metrics[name] = to_number(match.group(1), TOOL, source, name, integer=integer)
+
+
+def _intervals(text, source):
+    rows = []
+    for match in re.finditer(INTERVAL, text, re.MULTILINE):
+        row = {"t_s": to_number(match.group("t_s"), TOOL, source, "interval time"),
+               "threads": to_number(match.group("threads"), TOOL, source, "interval threads", integer=True)}
+        rest = match.group("rest")
+        for key, name in (("tps", "tps"), ("qps", "qps"), ("eps", "eps"), ("err/s", "err_per_s"),
+                          ("reconn/s", "reconn_per_s")):
+            found = re.search(r"(?:^|\s)%s: (%s)" % (re.escape(key), NUM), rest)
+            if found:
+                row[name] = to_number(found.group(1), TOOL, source, "interval %s" % key)
+        lat = re.search(r"lat \(ms,(?P<p>[\d.]+)%%\): (?P<v>%s)" % NUM, rest)
+        if lat:
+            row["lat_ms"] = to_number(lat.group("v"), TOOL, source, "interval latency")
+            row["lat_percentile"] = lat.group("p")
+        rwo = re.search(r"\(r/w/o: (%s)/(%s)/(%s)\)" % (NUM, NUM, NUM), rest)
+        if rwo:
+            row["read_qps"], row["write_qps"], row["other_qps"] = (
+                to_number(v, TOOL, source, "interval r/w/o") for v in rwo.groups())
+        rows.append(row)
+    return rows
+
+
+def parse(text, source="<content>"):
+    """Parse one sysbench report; see the module docstring."""
+    text = require_text(text, TOOL, source)
+    fatal = [line.strip() for line in re.findall(r"^FATAL: .*$", text, re.MULTILINE)]
+    if fatal:
+        hint = re.search(r"^WARNING: (Did you forget to run the prepare step\?)", text, re.MULTILINE)
+        raise ParseError(TOOL, source, "sysbench failed: %s%s" % (
+            " | ".join(fatal), " (%s)" % hint.group(1) if hint else ""))
+    banner = re.search(r"^sysbench (?P<version>\d[\w.\-]*)", text, re.MULTILINE)
+    if banner and banner.group("version").startswith("0."):
+        raise ParseError(TOOL, source, "sysbench %s output (0.4/0.5 format) is not supported; use sysbench 1.x"
+                         % banner.group("version"))
+    general = re.search(r"^General statistics:\s*$", text, re.MULTILINE)
+    if general is None:
+        if re.search(r"^Usage:\s*\n\s+sysbench \[options\]", text, re.MULTILINE):
+            raise ParseError(TOOL, source, "this is sysbench's usage text (bad option or test name?), not a report")
+        if banner:
+            raise ParseError(TOOL, source, "missing 'General statistics:': sysbench stopped before its report "
+                                           "(truncated, interrupted, or a 'prepare'/'cleanup' step's output)")
+        raise ParseError(TOOL, source, "missing 'General statistics:': not a sysbench report (another tool's "
+                                       "output?)")
+    if len(re.findall(r"^General statistics:\s*$", text, re.MULTILINE)) > 1:
+        raise ParseError(TOOL, source, "holds several sysbench reports; give one report per parse")
+
+    result = new_result(TOOL, source)
+    metrics = result["metrics"]
+    details = result["details"]
+    details["version"] = banner.group("version") if banner else None
+
+    test = None
+    for name, header, table in TESTS:
+        found = re.search(header, text, re.MULTILINE)
+        if found:
+            test = name
+            head = text[:general.start()]
+            _fill(metrics, table, head[found.start():], source, "%s results" % name)
+            break
+    metrics["test"] = test if test else "unknown"
+    if test is None:
+        warn(result, "unrecognised sysbench test (no cpu/memory/fileio/SQL block): only the common statistics "
+                     "were parsed")
+
+    threads = re.search(r"^Number of threads: (%s)\s*$" % INT, text, re.MULTILINE)
+    metrics["threads"] = to_number(threads.group(1), TOOL, source, "threads", integer=True) if threads else None
+
+    tail = text[general.start():]
+    latency = re.search(r"^Latency \(ms\):\s*$", tail, re.MULTILINE)
+    if latency is None:
+        raise ParseError(TOOL, source, "missing the 'Latency (ms):' block after 'General statistics:': the report "
+                                       "is truncated")
+    general_block = tail[:latency.start()]
+    latency_block = _block(tail, latency.end())
+    _fill(metrics, COMMON[:2], general_block, source, "General statistics")
+    _fill(metrics, COMMON[2:], latency_block, source, "Latency (ms) block")
+    percentile = re.search(PERCENTILE, latency_block, re.MULTILINE)
+    if percentile:
+        name = "latency_p%s_ms" % percentile.group("p").replace(".", "_")
+        metrics[name] = to_number(percentile.group("value"), TOOL, source, name)
+        level = to_number(percentile.group("p"), TOOL, source, "percentile")
+        details["latency_percentile"] = int(level) if float(level).is_integer() else level
+    elif re.search(r"^\s+percentile stats:\s+disabled\s*$", latency_block, re.MULTILINE):
+        details["latency_percentile"] = None
+    else:
+        raise ParseError(TOOL, source, "the 'Latency (ms):' block has no percentile line: the report is damaged")
+
+    fairness = re.search(FAIRNESS, tail, re.MULTILINE)
+    if fairness is None:
+        raise ParseError(TOOL, source, "missing the 'Threads fairness:' lines: the report is truncated")
+    for name, value in fairness.groupdict().items():
+        metrics[name] = to_number(value, TOOL, source, name)
+
+    intervals = _intervals(text, source)
+    if intervals:
+        details["intervals"] = intervals
+
+    _verdict(result)
+    return result
+
+
+def _verdict(result):
+    m = result["metrics"]
+    if m["total_events"] == 0:
+        invalidate(result, "no events completed in %s s: nothing was measured" % m["total_time_s"])
+    if m.get("ignored_errors"):
+        warn(result, "%d SQL errors were ignored (%s per s), e.g. deadlocks retried by the Lua script"
+             % (m["ignored_errors"], m["ignored_errors_per_s"]))
+    if m.get("reconnects"):
+        warn(result, "%d reconnects to the database during the run" % m["reconnects"])
