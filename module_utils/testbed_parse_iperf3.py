@@ -1,0 +1,388 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``iperf3 -J`` (JSON) client output.
+
+Pure function ``parse(text, source="<content>")``; see docs/architecture.md.
+
+What is read (iperf3 3.2 and later; 3.12 captured in tests/fixtures/iperf3):
+
+* TCP throughput from ``end.sum_sent`` / ``end.sum_received`` (bits/s and bytes),
+  retransmits from ``end.sum_sent.retransmits``;
+* UDP from ``end.sum_sent`` / ``end.sum_received`` (3.11+), else ``end.sum``
+  (which mixes sender bytes with receiver loss; a warning says so);
+* RTT and congestion window from ``end.streams[].sender`` of the streams this
+  host sent on (zero/absent on the receiving side of ``-R``: null);
+* CPU from ``end.cpu_utilization_percent``;
+* the per-interval series from ``intervals[].sum`` (omitted intervals skipped).
+
+An ``error`` key with no end summary (connection refused, server busy) is a
+ParseError quoting iperf3's message; an ``error`` with a complete end summary
+(interrupted client) is a result with ``valid: false``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import math
+import re
+
+from ansible.module_utils.testbed_parse import (
+    ParseError,
+    invalidate,
+    new_result,
+    require_text,
+    to_number,
+    warn,
+)
+
+TOOL = "iperf3"
+
+# Counters that iperf3 < 3.14 printed as unsigned when they held a -1 sentinel
+# (e.g. retransmits 4294967294).  Anything at or above 2**31 is such a value.
+_SENTINEL_LIMIT = 2 ** 31
+
+_NONFINITE = re.compile(r"-?(?:nan|inf)", re.IGNORECASE)
+_OPEN_LINE = re.compile(r"^[ \t]*\{[ \t]*\r?$", re.MULTILINE)
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject_constant(name):
+    raise _NonFinite(name)
+
+
+def _line_col(text, pos):
+    line = text.count("\n", 0, pos) + 1
+    return line
+
+
+def _ends_early(text, start):
+    """True when the document opened at ``start`` never closes (the text stops inside it)."""
+    depth = 0
+    in_string = escaped = False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
+
+
+def _decode(text, source):
+    """Return (document, skipped_leading_lines, trailing_text)."""
+    match = _OPEN_LINE.search(text)
+    if match is None:
+        stripped = text.lstrip()
+        if stripped.startswith("{"):
+            start = len(text) - len(stripped)
+        else:
+            first = stripped.splitlines()[0].strip()
+            raise ParseError(
+                TOOL, source,
+                "not JSON (usage text / parameter error? or not iperf3 -J output); first line: %r" % first[:120])
+    else:
+        start = match.start()
+    skipped = [line.strip() for line in text[:start].splitlines() if line.strip()]
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    try:
+        document, end = decoder.raw_decode(text, start)
+    except _NonFinite as exc:
+        raise ParseError(TOOL, source, "a number in the JSON is %s; the run has no usable value" % exc) from None
+    except ValueError as exc:
+        pos = getattr(exc, "pos", None)
+        if pos is not None and _NONFINITE.match(text, pos):
+            raise ParseError(
+                TOOL, source,
+                "a number is %r at line %d (iperf3 <= 3.1 printed nan for undefined values); "
+                "the run has no usable value" % (_NONFINITE.match(text, pos).group(0), _line_col(text, pos))) from None
+        if _ends_early(text, start):
+            raise ParseError(
+                TOOL, source,
+                "truncated JSON: the document stops after %d bytes without its closing brace "
+                "(interrupted copy or killed iperf3?)" % len(text.encode("utf-8"))) from None
+        raise ParseError(TOOL, source, "invalid JSON (%s)" % exc) from None
+    return document, skipped, text[end:]
+
+
+class _Reader(object):
+    """Typed access to the decoded document with precise error messages."""
+
+    def __init__(self, result, source):
+        self.result = result
+        self.source = source
+
+    def number(self, mapping, key, path, integer=False):
+        """A number, or None when absent; null (cJSON's nan) -> None + warning."""
+        if not isinstance(mapping, dict) or key not in mapping:
+            return None
+        value = mapping[key]
+        if value is None:
+            warn(self.result, "iperf3 printed null for %s.%s (an undefined value, e.g. nan); reported as null"
+                 % (path, key))
+            return None
+        if isinstance(value, str):
+            raise ParseError(TOOL, self.source, "%s.%s is the string %r, expected a number" % (path, key, value))
+        return to_number(value, TOOL, self.source, "%s.%s" % (path, key), integer=integer)
+
+
+def _sum_block(end, names):
+    for name in names:
+        block = end.get(name)
+        if isinstance(block, dict) and block:
+            return name, block
+    return None, None
+
+
+def _stdev(values):
+    if len(values) < 2:
+        return None
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def _counter(reader, block, key, path):
+    """A counter that may carry an unsigned -1 sentinel (iperf3 < 3.14)."""
+    value = reader.number(block, key, path)
+    if value is None:
+        return None
+    if value < 0 or value >= _SENTINEL_LIMIT:
+        warn(reader.result, "%s.%s is %s, an unset-counter sentinel (iperf3 < 3.14 printed -1 as unsigned); "
+             "reported as null" % (path, key, value))
+        return None
+    return int(value)
+
+
+def parse(text, source="<content>"):
+    text = require_text(text, TOOL, source)
+    document, skipped, trailing = _decode(text, source)
+    result = new_result(TOOL, source)
+    details = result["details"]
+    reader = _Reader(result, source)
+
+    if skipped:
+        warn(result, "skipped %d line(s) before the JSON document: %s" % (len(skipped), " | ".join(skipped)[:300]))
+        details["skipped_lines"] = skipped
+    trailing = trailing.strip()
+    if trailing:
+        details["trailing_text"] = trailing[:1000]
+        error_line = re.search(r"^iperf3: (?:error - )?(.+)$", trailing, re.MULTILINE)
+        if error_line:
+            invalidate(result, "iperf3 printed an error after the JSON: %s" % error_line.group(1).strip())
+        else:
+            warn(result, "text after the JSON document was ignored: %r" % trailing[:200])
+
+    if not isinstance(document, dict) or "start" not in document or not ({"end", "error"} & set(document)):
+        raise ParseError(TOOL, source, "JSON document is not an iperf3 -J report (no start/end keys)")
+
+    start = document.get("start") or {}
+    end = document.get("end")
+    if not isinstance(end, dict):
+        end = {}
+    error = document.get("error")
+    sent_name, sent = _sum_block(end, ("sum_sent",))
+    received_name, received = _sum_block(end, ("sum_received",))
+    plain_name, plain = _sum_block(end, ("sum",))
+    if sent is None and received is None and plain is None:
+        if error:
+            raise ParseError(TOOL, source, "iperf3 reported an error before any result: %r" % str(error))
+        raise ParseError(TOOL, source, "the end summary has no sum_sent/sum_received/sum (truncated run?)")
+    if error:
+        invalidate(result, "iperf3 reported an error: %r" % str(error))
+        details["error"] = str(error)
+
+    test_start = start.get("test_start") or {}
+    version = start.get("version")
+    details["version"] = version
+    details["duration_configured_s"] = reader.number(test_start, "duration", "start.test_start")
+    connecting = start.get("connecting_to")
+    if isinstance(connecting, dict):
+        details["connecting_to"] = {"host": connecting.get("host"), "port": connecting.get("port")}
+
+    protocol = test_start.get("protocol")
+    if not protocol:
+        protocol = "UDP" if isinstance(plain, dict) and "jitter_ms" in plain else "TCP"
+        warn(result, "start.test_start.protocol missing; protocol guessed as %s" % protocol)
+    protocol = str(protocol).upper()
+    udp = protocol == "UDP"
+    streams_list = end.get("streams") if isinstance(end.get("streams"), list) else []
+    num_streams = reader.number(test_start, "num_streams", "start.test_start", integer=True)
+    if num_streams is None:
+        num_streams = len(streams_list) or None
+    reverse = bool(test_start.get("reverse"))
+    if "bidir" in test_start:
+        bidir = bool(test_start.get("bidir"))
+    else:  # 3.11/3.12 have no test_start.bidir; the extra sums give it away
+        bidir = "sum_sent_bidir_reverse" in end or "sum_bidir_reverse" in end
+
+    metrics = result["metrics"]
+    metrics.update(protocol=protocol, streams=num_streams, reverse=reverse, bidir=bidir)
+
+    if sent is None and received is None:
+        # UDP before 3.11: only end.sum, whose bytes are the local side's.
+        local_sender = plain.get("sender")
+        if local_sender is None:
+            local_sender = not reverse
+        warn(result, "no end.sum_sent/sum_received (iperf3 < 3.11 UDP); %s values taken from end.sum, "
+             "which mixes sender bytes with receiver loss" % ("sent" if local_sender else "received"))
+        if local_sender:
+            sent_name, sent = plain_name, plain
+        else:
+            received_name, received = plain_name, plain
+
+    sent_path = "end.%s" % sent_name
+    received_path = "end.%s" % received_name
+    duration = reader.number(sent, "seconds", sent_path) if sent else None
+    if duration is None and received:
+        duration = reader.number(received, "seconds", received_path)
+    metrics["duration_s"] = duration
+    metrics["sent_bytes"] = reader.number(sent, "bytes", sent_path, integer=True) if sent else None
+    metrics["received_bytes"] = reader.number(received, "bytes", received_path, integer=True) if received else None
+    metrics["sent_bps"] = reader.number(sent, "bits_per_second", sent_path) if sent else None
+    metrics["received_bps"] = reader.number(received, "bits_per_second", received_path) if received else None
+    metrics["retransmits"] = None if udp or not sent else _counter(reader, sent, "retransmits", sent_path)
+
+    cpu = end.get("cpu_utilization_percent") or {}
+    for side in ("host", "remote"):
+        values = dict((part, reader.number(cpu, "%s_%s" % (side, part), "end.cpu_utilization_percent"))
+                      for part in ("total", "user", "system"))
+        if side == "remote" and error and all(v == 0 for v in values.values()):
+            warn(result, "remote CPU utilisation is all 0 after an error (the server sent no results); "
+                 "reported as null")
+            values = dict.fromkeys(values)
+        for part, value in values.items():
+            metrics["%s_cpu_%s_pct" % (side, part)] = value
+
+    # Per-stream details; RTT/cwnd from the streams this host sent on.
+    rtt_weighted = rtt_weight = 0.0
+    rtt_min = rtt_max = cwnd_max = None
+    stream_details = []
+    for index, stream in enumerate(streams_list):
+        path = "end.streams[%d]" % index
+        entry = {}
+        if "udp" in stream:
+            block = stream["udp"]
+            entry.update(
+                socket=block.get("socket"),
+                bytes=reader.number(block, "bytes", path + ".udp", integer=True),
+                bps=reader.number(block, "bits_per_second", path + ".udp"),
+                jitter_ms=reader.number(block, "jitter_ms", path + ".udp"),
+                lost_packets=reader.number(block, "lost_packets", path + ".udp", integer=True),
+                packets=reader.number(block, "packets", path + ".udp", integer=True),
+                lost_percent=reader.number(block, "lost_percent", path + ".udp"),
+                out_of_order=reader.number(block, "out_of_order", path + ".udp", integer=True),
+                sender=block.get("sender"),
+            )
+        else:
+            snd = stream.get("sender") or {}
+            rcv = stream.get("receiver") or {}
+            entry.update(
+                socket=snd.get("socket", rcv.get("socket")),
+                local_sender=snd.get("sender"),
+                sent_bytes=reader.number(snd, "bytes", path + ".sender", integer=True),
+                sent_bps=reader.number(snd, "bits_per_second", path + ".sender"),
+                received_bytes=reader.number(rcv, "bytes", path + ".receiver", integer=True),
+                received_bps=reader.number(rcv, "bits_per_second", path + ".receiver"),
+                retransmits=_counter(reader, snd, "retransmits", path + ".sender") if "retransmits" in snd else None,
+            )
+            mean_rtt = reader.number(snd, "mean_rtt", path + ".sender")
+            min_rtt = reader.number(snd, "min_rtt", path + ".sender")
+            max_rtt = reader.number(snd, "max_rtt", path + ".sender")
+            cwnd = reader.number(snd, "max_snd_cwnd", path + ".sender")
+            if snd.get("sender") is True and mean_rtt:
+                weight = entry["sent_bytes"] or 1
+                rtt_weighted += mean_rtt * weight
+                rtt_weight += weight
+                rtt_min = min_rtt if rtt_min is None else min(rtt_min, min_rtt)
+                rtt_max = max_rtt if rtt_max is None else max(rtt_max, max_rtt)
+                entry.update(mean_rtt_us=mean_rtt, min_rtt_us=min_rtt, max_rtt_us=max_rtt)
+            if snd.get("sender") is True and cwnd:
+                cwnd_max = cwnd if cwnd_max is None else max(cwnd_max, cwnd)
+                entry["max_snd_cwnd_bytes"] = cwnd
+        stream_details.append(entry)
+    details["streams"] = stream_details
+
+    metrics["mean_rtt_us"] = rtt_weighted / rtt_weight if rtt_weight else None
+    metrics["min_rtt_us"] = rtt_min
+    metrics["max_rtt_us"] = rtt_max
+    metrics["max_snd_cwnd_bytes"] = cwnd_max
+
+    # UDP loss/jitter: the receiver's view.
+    for key in ("jitter_ms", "lost_packets", "packets", "lost_percent", "out_of_order"):
+        metrics[key] = None
+    if udp:
+        loss_block, loss_path = (received, received_path) if received is not None else (plain, "end.sum")
+        if loss_block is None:
+            loss_block, loss_path = plain, "end.sum"
+        metrics["jitter_ms"] = reader.number(loss_block, "jitter_ms", loss_path)
+        metrics["lost_packets"] = reader.number(loss_block, "lost_packets", loss_path, integer=True)
+        metrics["packets"] = reader.number(loss_block, "packets", loss_path, integer=True)
+        metrics["lost_percent"] = reader.number(loss_block, "lost_percent", loss_path)
+        if isinstance(loss_block, dict) and "out_of_order" in loss_block:
+            metrics["out_of_order"] = reader.number(loss_block, "out_of_order", loss_path, integer=True)
+        else:
+            ooo = [s.get("out_of_order") for s in stream_details]
+            if ooo and all(v is not None for v in ooo):
+                metrics["out_of_order"] = sum(ooo)
+
+    # Interval series (the "sum" of each interval, i.e. all forward streams).
+    series = []
+    intervals = document.get("intervals") if isinstance(document.get("intervals"), list) else []
+    for index, interval in enumerate(intervals):
+        block = interval.get("sum") if isinstance(interval, dict) else None
+        if not isinstance(block, dict):
+            continue
+        path = "intervals[%d].sum" % index
+        series.append({
+            "start": reader.number(block, "start", path),
+            "end": reader.number(block, "end", path),
+            "bps": reader.number(block, "bits_per_second", path),
+            "omitted": bool(block.get("omitted")),
+        })
+    details["intervals"] = series
+    bps_values = [i["bps"] for i in series if not i["omitted"] and i["bps"] is not None]
+    metrics["interval_bps_min"] = min(bps_values) if bps_values else None
+    metrics["interval_bps_max"] = max(bps_values) if bps_values else None
+    metrics["interval_bps_stdev"] = _stdev(bps_values)
+
+    if bidir:
+        for direction, name in (("sent", "sum_sent_bidir_reverse"), ("received", "sum_received_bidir_reverse")):
+            block = end.get(name) if isinstance(end.get(name), dict) else None
+            metrics["bidir_reverse_%s_bytes" % direction] = (
+                reader.number(block, "bytes", "end." + name, integer=True) if block else None)
+            metrics["bidir_reverse_%s_bps" % direction] = (
+                reader.number(block, "bits_per_second", "end." + name) if block else None)
+        block = end.get("sum_sent_bidir_reverse") if isinstance(end.get("sum_sent_bidir_reverse"), dict) else None
+        metrics["bidir_reverse_retransmits"] = (
+            None if udp or block is None else _counter(reader, block, "retransmits", "end.sum_sent_bidir_reverse"))
+
+    for key in ("sender_tcp_congestion", "receiver_tcp_congestion"):
+        if key in end:
+            details[key] = end[key]
+
+    # Verdict on the measurement.
+    for key, sentence in (
+            ("received_bytes", "the receiver got 0 bytes (end.%s.bytes); there is no throughput to report"
+             % received_name),
+            ("sent_bytes", "the sender sent 0 bytes (end.%s.bytes); there is no throughput to report" % sent_name),
+            ("bidir_reverse_received_bytes", "the reverse direction of --bidir received 0 bytes")):
+        if metrics.get(key) == 0:
+            invalidate(result, sentence)
+    if metrics["duration_s"] == 0:
+        invalidate(result, "the test lasted 0 s")
+    return result
