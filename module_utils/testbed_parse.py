@@ -182,6 +182,10 @@ def write_json_atomic(path, document):
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600; give the document the mode a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.rename(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
