@@ -1,0 +1,233 @@
+#!/usr/bin/python
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Open or resume a result run directory and print the plan."""
+
+DOCUMENTATION = r"""
+---
+module: result_run
+short_description: Open, resume or inspect a run of an experiment in the result store
+description:
+  - Creates or resumes C(<results_dir>/<experiment>/<run_id>/) and its C(run.json)
+    (plan, plan hash, run parameters, report spec, plan history), then returns the
+    plan with C(done) flags, the C(pending) points and a printable plan.
+  - A point is done when its document C(<point_id>.json) exists (see M(result_store));
+    the point files are the truth, C(index.json) is rebuilt from them.
+  - With I(run_id=auto) the newest run of the experiment whose plan hash matches and
+    that still has pending points is resumed; when there is none (or all such runs are
+    complete) a new run with a UTC timestamp id (C(20261121T153000Z)) is created.
+  - An explicit I(run_id) is created, or resumed; if the plan changed, the new points
+    are added to the run (points already there and their results are kept) and
+    C(plan_history) in C(run.json) records the extension.
+  - "Runs on the controller; call it with C(delegate_to: localhost) and C(run_once: true)."
+version_added: "1.0.0"
+author: Testbed contributors
+options:
+  state:
+    description:
+      - C(open) creates or resumes the run (writes C(run.json) and C(index.json) when
+        something changed).
+      - C(status) only reads; it needs an existing run (explicit I(run_id), or C(auto)
+        finds the newest run with the same plan, complete or not) and never writes.
+    type: str
+    choices: [open, status]
+    default: open
+  results_dir:
+    description:
+      - Root of the result store; the run lives in C(<results_dir>/<experiment>/<run_id>).
+      - Give an absolute path (for example C("{{ playbook_dir }}/../results")); a relative
+        one is relative to the controller's working directory.
+    type: path
+    required: true
+  experiment:
+    description: Experiment name (letters, digits, C(_ . + -)), the directory under I(results_dir).
+    type: str
+    required: true
+  plan:
+    description:
+      - Every point of the experiment, each a mapping with C(variant) (string),
+        C(parameters) (mapping, default empty) and C(repetition) (integer >= 0, default 1).
+      - Point ids are deterministic (C(<variant>__<k1>-<v1>_<k2>-<v2>__rep<N>)), so a
+        rerun finds the points already measured. Duplicate points are refused.
+    type: list
+    elements: dict
+    required: true
+  run_id:
+    description: C(auto), or an explicit run directory name to create or resume.
+    type: str
+    default: auto
+  run_parameters:
+    description:
+      - Settings of the whole run (durations, hosts, images...) stored in C(run.json).
+      - On resume, a different non-empty value replaces the stored one (recorded in C(plan_history)).
+    type: dict
+  report:
+    description:
+      - Free specification for C(scripts/testbed_report.py) (title, metrics, baseline...),
+        stored in C(run.json); replaced like I(run_parameters).
+    type: dict
+  estimate_s_per_point:
+    description:
+      - Expected seconds per point, for the time estimate of the printed plan. When not
+        given, the mean duration of the points already done in this run is used.
+    type: float
+notes:
+  - Check mode computes the same answer without writing anything.
+  - C(changed) is true only when a run was created, extended, or its parameters updated.
+seealso:
+  - module: result_store
+  - module: cpu_sample
+  - module: tool_versions
+"""
+
+EXAMPLES = r"""
+- name: Open (or resume) the run
+  result_run:
+    results_dir: "{{ playbook_dir }}/../results"
+    experiment: lvs_compare
+    plan:
+      - {variant: rr, parameters: {rate: 1000}, repetition: 1}
+      - {variant: rr, parameters: {rate: 2000}, repetition: 1}
+      - {variant: wrr, parameters: {rate: 1000}, repetition: 1}
+      - {variant: wrr, parameters: {rate: 2000}, repetition: 1}
+    run_parameters:
+      duration_s: 30
+    report:
+      title: LVS schedulers
+      metrics: [reply_rate_avg_per_s, response_time_ms]
+    estimate_s_per_point: 40
+  delegate_to: localhost
+  run_once: true
+  register: run
+
+- name: Show the plan
+  ansible.builtin.debug:
+    msg: "{{ run.plan_text.split('\n') }}"
+  run_once: true
+
+- name: Measure every pending point
+  ansible.builtin.include_tasks: point.yml
+  loop: "{{ run.pending }}"
+  loop_control:
+    loop_var: point
+    label: "{{ point.point_id }}"
+
+- name: How far is a given run?
+  result_run:
+    state: status
+    results_dir: /srv/testbed/results
+    experiment: lvs_compare
+    run_id: 20261121T153000Z
+    plan: "{{ lvs_plan }}"
+  delegate_to: localhost
+  run_once: true
+"""
+
+RETURN = r"""
+run_id:
+  description: The run's id (its directory name).
+  returned: always
+  type: str
+  sample: 20261121T153000Z
+run_dir:
+  description: Absolute path of the run directory; pass it to M(result_store).
+  returned: always
+  type: str
+  sample: /srv/testbed/results/lvs_compare/20261121T153000Z
+experiment:
+  description: The experiment name.
+  returned: always
+  type: str
+  sample: lvs_compare
+action:
+  description: What happened to the run, C(created), C(resumed) or C(extended).
+  returned: always
+  type: str
+  sample: resumed
+plan_hash:
+  description: sha256 of the run's plan (order-independent).
+  returned: always
+  type: str
+  sample: 3f1c0a...e9
+points:
+  description: The requested plan, each point with its id and whether it is done (and valid).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {point_id: wrr__rate-2000__rep1, variant: wrr, parameters: {rate: 2000}, repetition: 1, done: true, valid: true}
+pending:
+  description: The points of the requested plan still to measure (same shape as I(points)).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {point_id: wrr__rate-4000__rep1, variant: wrr, parameters: {rate: 4000}, repetition: 1, done: false, valid: null}
+done_count:
+  description: Points of the requested plan already done.
+  returned: always
+  type: int
+  sample: 12
+total:
+  description: Points in the requested plan.
+  returned: always
+  type: int
+  sample: 30
+run_total:
+  description: Points in the run's plan (the union of all plans given to it).
+  returned: always
+  type: int
+  sample: 30
+plan_text:
+  description: A few printable lines, e.g. "Plan - 30 points (10 variants x 3 parameter sets x 1 repetition), 12 done, 18 to run, estimated 9 min".
+  returned: always
+  type: str
+  sample: "Run lvs_compare/20261121T153000Z (resumed)\nPlan: 30 points (10 variants × 3 parameter sets × 1 repetition), 12 done, 18 to run, estimated 9 min\nVariants: rr, wrr"
+"""
+
+import os  # noqa: E402 (Ansible modules import after their documentation)
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_results import ResultError, open_run  # noqa: E402
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", choices=["open", "status"], default="open"),
+            results_dir=dict(type="path", required=True),
+            experiment=dict(type="str", required=True),
+            plan=dict(type="list", elements="dict", required=True),
+            run_id=dict(type="str", default="auto"),
+            run_parameters=dict(type="dict"),
+            report=dict(type="dict"),
+            estimate_s_per_point=dict(type="float"),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    results_dir = os.path.abspath(params["results_dir"])
+    status_only = params["state"] == "status"
+    try:
+        result = open_run(
+            results_dir, params["experiment"], params["plan"], run_id=params["run_id"],
+            run_parameters=params["run_parameters"], report=params["report"],
+            estimate_s_per_point=params["estimate_s_per_point"],
+            write=not (module.check_mode or status_only), resume_complete=status_only)
+    except ResultError as exc:
+        module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])
+    except OSError as exc:
+        module.fail_json(msg=f"result_run: cannot write under results_dir {results_dir}: {exc}",
+                         experiment=params["experiment"])
+    if status_only and result["action"] == "created":
+        module.fail_json(
+            msg=f"result_run: no run of experiment {params['experiment']} matches"
+                + (f" run_id {params['run_id']}" if params["run_id"] != "auto" else " this plan with pending points")
+                + f" under {results_dir}; use state=open to create one",
+            experiment=params["experiment"])
+    changed = result.pop("changed") and not status_only
+    module.exit_json(changed=changed, **result)
+
+
+if __name__ == "__main__":
+    main()

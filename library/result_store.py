@@ -1,0 +1,260 @@
+#!/usr/bin/python
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Store one measured point of a run in the result store."""
+
+DOCUMENTATION = r"""
+---
+module: result_store
+short_description: Write one measured point (metrics, verdict, environment, raw outputs) into a run
+description:
+  - Writes C(<run_dir>/<point_id>.json) atomically (temp file + rename), following
+    C(schemas/result-point.schema.json), the raw tool outputs as
+    C(<run_dir>/raw/<point_id>.<name>), then rebuilds C(index.json) from the point files.
+  - Call it only after the point's measurement finished, so an interrupted point stays
+    pending and the next M(result_run) lists it again.
+  - Refuses, with a sentence naming the field, a point that is not in the run's plan,
+    metrics that are not a flat mapping of numbers, strings, booleans or null, NaN or
+    Infinity anywhere, timestamps without a timezone, C(valid=false) without reasons,
+    and a point already stored (unless I(overwrite=true)).
+  - Adds C(environment.controller.ansible_core_version), C(python_version) and
+    C(hostname) of the controller when they are not given.
+  - "Runs on the controller; call it with C(delegate_to: localhost)."
+version_added: "1.0.0"
+author: Testbed contributors
+options:
+  run_dir:
+    description: The run directory returned by M(result_run) (C(run_dir)).
+    type: path
+    required: true
+  point:
+    description:
+      - The point, as an item of M(result_run)'s C(pending) or C(points) (a mapping with
+        C(variant), C(parameters), C(repetition); C(point_id) is checked against them),
+        a mapping with only C(point_id), or the point id itself.
+    type: raw
+    required: true
+  metrics:
+    description:
+      - Flat mapping metric name -> number, string, boolean or null; the unit goes in the
+        name (C(_ms), C(_per_s), C(_pct)...). Null means the tool gave no value.
+      - Units are derived from the names (numbers and nulls) and stored in C(units);
+        strings and booleans get a null unit.
+    type: dict
+    required: true
+  valid:
+    description:
+      - Verdict on the measurement. When omitted it is true exactly when every result in
+        I(sources) is valid (then I(sources) is required).
+    type: bool
+  reasons:
+    description:
+      - "Sentences explaining C(valid=false). The reasons of invalid I(sources) are added
+        as C(<source>: <reason>)."
+    type: list
+    elements: str
+    default: []
+  warnings:
+    description: Odd but not disqualifying observations; the I(sources)' warnings are added the same way.
+    type: list
+    elements: str
+    default: []
+  environment:
+    description:
+      - Where the point was measured - a mapping with C(hosts) (inventory host name to the
+        C(testbed_environment) fact of M(tool_versions)) and optionally C(controller).
+      - A single host's C(testbed_environment) (it has C(hostname)) is accepted and put
+        under its host name.
+    type: dict
+    required: true
+  started_at:
+    description:
+      - When the measurement started - ISO 8601 with a timezone, or seconds since the epoch.
+        Stored in UTC with a C(Z).
+      - "In a playbook: C(now(utc=true, fmt='%Y-%m-%dT%H:%M:%S.%fZ')) or C(ansible_date_time.iso8601).
+        C(now(utc=true).isoformat()) has no timezone and is refused."
+    type: raw
+    required: true
+  finished_at:
+    description: When the measurement finished, same forms as I(started_at); not before it.
+    type: raw
+    required: true
+  raw:
+    description:
+      - Raw tool outputs to keep, name -> text; each is written to C(raw/<point_id>.<name>)
+        (name of letters, digits, C(_ . -), e.g. C(httperf.txt), C(iperf3.json)).
+    type: dict
+  sources:
+    description:
+      - Parser results by name (the registered results or C(ansible_facts) of
+        C(httperf_parse), C(iperf3_parse), M(cpu_sample)...). Their C(raw) key is dropped
+        (keep raw text with I(raw)).
+    type: dict
+  extra:
+    description: Free structured extras of the experiment, stored as they are.
+    type: dict
+  overwrite:
+    description: Replace a point already stored (its stale raw files are removed).
+    type: bool
+    default: false
+notes:
+  - Check mode does every check and returns the document without writing.
+seealso:
+  - module: result_run
+  - module: cpu_sample
+  - module: tool_versions
+"""
+
+EXAMPLES = r"""
+- name: Store the point
+  result_store:
+    run_dir: "{{ run.run_dir }}"
+    point: "{{ point }}"
+    metrics: "{{ httperf_result.metrics | combine(cpu.metrics) }}"
+    sources:
+      httperf: "{{ httperf_result }}"
+      cpu: "{{ cpu }}"
+    raw:
+      httperf.txt: "{{ httperf_run.stdout }}"
+    environment:
+      hosts: "{{ dict(groups['testbed'] | zip(groups['testbed'] | map('extract', hostvars, 'testbed_environment'))) }}"
+    started_at: "{{ point_started }}"
+    finished_at: "{{ now(utc=true, fmt='%Y-%m-%dT%H:%M:%S.%fZ') }}"
+  delegate_to: localhost
+
+- name: Store a point that could not be measured
+  result_store:
+    run_dir: "{{ run.run_dir }}"
+    point: "{{ point.point_id }}"
+    metrics: {}
+    valid: false
+    reasons: ["the director did not come up: {{ director_start.msg }}"]
+    environment: "{{ testbed_environment }}"
+    started_at: "{{ point_started }}"
+    finished_at: "{{ now(utc=true, fmt='%Y-%m-%dT%H:%M:%S.%fZ') }}"
+  delegate_to: localhost
+"""
+
+RETURN = r"""
+path:
+  description: Absolute path of the point document.
+  returned: always
+  type: str
+  sample: /srv/testbed/results/lvs_compare/20261121T153000Z/wrr__rate-2000__rep1.json
+point_id:
+  description: The point's id.
+  returned: always
+  type: str
+  sample: wrr__rate-2000__rep1
+valid:
+  description: The stored verdict.
+  returned: always
+  type: bool
+  sample: true
+document:
+  description: The document as written (see C(schemas/result-point.schema.json)).
+  returned: always
+  type: dict
+  sample:
+    schema_version: 1
+    experiment: lvs_compare
+    run_id: 20261121T153000Z
+    point_id: wrr__rate-2000__rep1
+    variant: wrr
+    parameters: {rate: 2000}
+    repetition: 1
+    metrics: {reply_rate_avg_per_s: 1999.6, cpu_busy_mean_pct: 41.2}
+    units: {reply_rate_avg_per_s: 1/s, cpu_busy_mean_pct: "%"}
+    valid: true
+    reasons: []
+    warnings: []
+    environment: {hosts: {director: {hostname: director, kernel: 6.1.0-26-amd64}}, controller: {ansible_core_version: 2.19.4}}
+    started_at: "2026-11-21T15:30:00Z"
+    finished_at: "2026-11-21T15:30:41Z"
+    duration_s: 41.0
+    raw_files: [raw/wrr__rate-2000__rep1.httperf.txt]
+    sources: {}
+    extra: {}
+"""
+
+import os  # noqa: E402 (Ansible modules import after their documentation)
+import platform  # noqa: E402
+import socket  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_results import (  # noqa: E402
+    ResultError,
+    merge_source_verdicts,
+    store_point,
+)
+
+try:
+    from ansible.module_utils.ansible_release import __version__ as ANSIBLE_CORE_VERSION
+except ImportError:  # pragma: no cover - always there in ansible-core
+    ANSIBLE_CORE_VERSION = None
+
+
+def _with_controller(environment):
+    """Add the controller's versions (this module runs on the controller)."""
+    if not isinstance(environment, dict):
+        return environment
+    environment = dict(environment)
+    if "hosts" not in environment and isinstance(environment.get("hostname"), str):
+        environment = {"hosts": {environment["hostname"]: environment}}
+    controller = environment.get("controller")
+    if controller is None:
+        controller = {}
+    if isinstance(controller, dict):
+        controller = dict(controller)
+        if ANSIBLE_CORE_VERSION:
+            controller.setdefault("ansible_core_version", ANSIBLE_CORE_VERSION)
+        controller.setdefault("python_version", platform.python_version())
+        controller.setdefault("hostname", socket.gethostname())
+        environment["controller"] = controller
+    return environment
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            run_dir=dict(type="path", required=True),
+            point=dict(type="raw", required=True),
+            metrics=dict(type="dict", required=True),
+            valid=dict(type="bool"),
+            reasons=dict(type="list", elements="str", default=[]),
+            warnings=dict(type="list", elements="str", default=[]),
+            environment=dict(type="dict", required=True),
+            started_at=dict(type="raw", required=True),
+            finished_at=dict(type="raw", required=True),
+            raw=dict(type="dict"),
+            sources=dict(type="dict"),
+            extra=dict(type="dict"),
+            overwrite=dict(type="bool", default=False),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    run_dir = os.path.abspath(params["run_dir"])
+    try:
+        valid, reasons, warnings = merge_source_verdicts(
+            params["valid"], params["reasons"], params["warnings"], params["sources"])
+        document = store_point(
+            run_dir, params["point"], params["metrics"], valid, reasons, warnings,
+            _with_controller(params["environment"]), params["started_at"], params["finished_at"],
+            raw=params["raw"], sources=params["sources"], extra=params["extra"],
+            overwrite=params["overwrite"], write=not module.check_mode)
+    except ResultError as exc:
+        module.fail_json(msg=f"result_store: {exc}", run_dir=run_dir)
+    except OSError as exc:
+        module.fail_json(msg=f"result_store: cannot write in run_dir {run_dir}: {exc}", run_dir=run_dir)
+    module.exit_json(
+        changed=not module.check_mode,
+        path=os.path.join(run_dir, document["point_id"] + ".json"),
+        point_id=document["point_id"],
+        valid=document["valid"],
+        document=document,
+    )
+
+
+if __name__ == "__main__":
+    main()

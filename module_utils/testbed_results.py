@@ -1,0 +1,843 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The result store: point ids, run open/resume, atomic point documents, index.
+
+Layout of one run (``<results_root>/<experiment>/<run_id>/``)::
+
+    run.json               experiment, run_id, created, plan, plan_hash, run_parameters,
+                           report (free spec read by scripts/testbed_report.py), plan_history
+    index.json             derived: point_id -> {status, valid, file}; rebuilt from point files
+    <point_id>.json        one document per measured point (schemas/result-point.schema.json)
+    raw/<point_id>.<name>  raw tool outputs kept beside it
+
+The point files are the truth: a point is *done* when its document exists.  A
+document is written only after its measurement finished (temp file + rename),
+so an interrupted point is simply pending on the next run.
+
+Plain functions (no AnsibleModule; only the shared ``testbed_parse`` helpers):
+``library/result_run.py`` and ``library/result_store.py`` are thin wrappers,
+pytest imports this directly.  Refusals raise :class:`ResultError` (a
+ValueError) whose message is one sentence naming the bad field.
+"""
+
+import datetime
+import errno
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+
+from ansible.module_utils.testbed_parse import unit_of, write_json_atomic
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Linux
+    fcntl = None
+
+SCHEMA_VERSION = 1
+RUN_FILE = "run.json"
+INDEX_FILE = "index.json"
+RAW_DIR = "raw"
+LOCK_FILE = ".lock"
+
+# Longest point id kept readable; longer parameter parts are replaced by a hash.
+MAX_POINT_ID = 120
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_METRIC_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
+_RAW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------
+
+# datetime.timezone.utc, spelled so that it also works on Python 3.9 (no datetime.UTC).
+_UTC = datetime.timezone(datetime.timedelta(0))
+
+
+class ResultError(ValueError):
+    """A refused result-store operation; the message is one sentence saying why."""
+
+
+def _utcnow():
+    return datetime.datetime.now(_UTC)
+
+
+def format_timestamp(moment):
+    """ISO 8601 in UTC with a ``Z`` (microseconds only when present)."""
+    moment = moment.astimezone(_UTC)
+    if moment.microsecond:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(value, field):
+    """Accept an ISO 8601 string with a timezone, or seconds since the epoch.
+
+    Returns an aware ``datetime`` in UTC.  Raises ValueError naming ``field``.
+    """
+    if isinstance(value, bool) or value is None:
+        raise ResultError(f"{field} must be an ISO 8601 timestamp with a timezone or epoch seconds, got {value!r}")
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise ResultError(f"{field} is {value!r}, not a time")
+        return datetime.datetime.fromtimestamp(value, _UTC)
+    if isinstance(value, datetime.datetime):
+        moment = value
+    else:
+        text = str(value).strip()
+        if re.match(r"^\d+(\.\d+)?$", text):
+            return datetime.datetime.fromtimestamp(float(text), _UTC)
+        iso = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
+        # Python < 3.11 fromisoformat wants exactly 0, 3 or 6 fraction digits.
+        match = re.match(r"^(.*T\d\d:\d\d:\d\d)\.(\d+)(.*)$", iso)
+        if match:
+            iso = "{}.{}{}".format(match.group(1), (match.group(2) + "000000")[:6], match.group(3))
+        try:
+            moment = datetime.datetime.fromisoformat(iso)
+        except ValueError:
+            raise ResultError(f"{field} is {text!r}, not an ISO 8601 timestamp (expected e.g. 2026-11-21T15:30:00Z)") from None
+    if moment.tzinfo is None:
+        raise ResultError(
+            f"{field} is {value!r} without a timezone; give UTC with a Z, e.g. "
+            "now(utc=true, fmt='%Y-%m-%dT%H:%M:%S.%fZ') or ansible_date_time.iso8601")
+    return moment.astimezone(_UTC)
+
+
+def _check_finite(value, where):
+    """Raise ValueError if a JSON-like structure holds nan/inf or non-JSON types."""
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise ResultError(f"{where} is {value!r}; nan/inf are not measurements (store null and explain in reasons)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ResultError(f"{where} has a non-text key {key!r}")
+            _check_finite(item, f"{where}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for number, item in enumerate(value):
+            _check_finite(item, f"{where}[{number}]")
+    elif value is not None and not isinstance(value, (str, int, bool)):
+        raise ResultError(f"{where} is a {type(value).__name__}, which JSON cannot hold")
+
+
+def _is_finite_number(value, minimum=None):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return False
+    return minimum is None or value >= minimum
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _short_hash(value, length=10):
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:length]
+
+
+def check_name(value, field):
+    """A run id or experiment name: filesystem-safe, no path separators."""
+    if not isinstance(value, str) or not _SAFE_NAME.match(value):
+        raise ResultError(
+            f"{field} {value!r} is not a safe name: use letters, digits, '_', '.', '+', '-' and start with a letter or digit")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Points and plans
+# ---------------------------------------------------------------------------
+
+def _sanitize_piece(text):
+    """Make one id piece filesystem-safe; '__' stays reserved as the separator."""
+    cleaned = _UNSAFE_CHARS.sub("-", text)
+    cleaned = re.sub(r"_{2,}", "_", cleaned).strip("-_.") or "x"
+    if cleaned != text:
+        # Lossy: keep ids of distinct inputs distinct.
+        cleaned = f"{cleaned}-{_short_hash(text, 6)}"
+    return cleaned
+
+
+def _value_text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float, str)):
+        return str(value) if not isinstance(value, float) else repr(value)
+    return _canonical(value)
+
+
+def normalize_point(point, where="point"):
+    """Validate a plan point and return ``{variant, parameters, repetition}``."""
+    if not isinstance(point, dict):
+        raise ResultError(f"{where} must be a mapping with variant, parameters and repetition, got {point!r}")
+    unknown = sorted(set(point) - {"variant", "parameters", "repetition", "point_id", "done", "valid"})
+    if unknown:
+        raise ResultError("{} has unknown key(s) {} (allowed: variant, parameters, repetition)".format(where, ", ".join(unknown)))
+    variant = point.get("variant")
+    if not isinstance(variant, str) or not variant.strip():
+        raise ResultError(f"{where}.variant must be a non-empty string, got {variant!r}")
+    parameters = point.get("parameters")
+    if parameters is None:
+        parameters = {}
+    if not isinstance(parameters, dict):
+        raise ResultError(f"{where}.parameters must be a mapping, got {parameters!r}")
+    _check_finite(parameters, f"{where}.parameters")
+    repetition = point.get("repetition", 1)
+    if isinstance(repetition, str) and re.match(r"^\d+$", repetition.strip()):
+        repetition = int(repetition)
+    if isinstance(repetition, bool) or not isinstance(repetition, int) or repetition < 0:
+        raise ResultError(f"{where}.repetition must be a whole number >= 0, got {repetition!r}")
+    return {"variant": variant, "parameters": dict(parameters), "repetition": repetition}
+
+
+def point_id(variant, parameters=None, repetition=1):
+    """Deterministic, filesystem-safe id: ``<variant>__<k1>-<v1>_<k2>-<v2>__rep<N>``.
+
+    Parameters are sorted by key.  Characters outside ``[A-Za-z0-9_.+-]`` become
+    ``-`` (with a short hash of the original appended so that ids stay
+    distinct); an id longer than 120 characters gets its parameter part
+    replaced by ``p-<hash>`` of the canonical JSON of the parameters.
+    """
+    point = normalize_point({"variant": variant, "parameters": parameters, "repetition": repetition})
+    variant_part = _sanitize_piece(point["variant"])
+    params = point["parameters"]
+    pieces = [f"{_sanitize_piece(str(key))}-{_sanitize_piece(_value_text(params[key]))}"
+              for key in sorted(params)]
+    rep_part = f"rep{point['repetition']}"
+    parts = [variant_part] + (["_".join(pieces)] if pieces else []) + [rep_part]
+    ident = "__".join(parts)
+    if len(ident) > MAX_POINT_ID:
+        if len(variant_part) > 60:
+            variant_part = "{}-{}".format(variant_part[:48], _short_hash(point["variant"]))
+        parts = [variant_part] + ([f"p-{_short_hash(_canonical(params), 16)}"] if pieces else []) + [rep_part]
+        ident = "__".join(parts)
+    return ident
+
+
+def normalize_plan(plan):
+    """Validate a plan (list of points); return a list of points with ``point_id``.
+
+    Order is kept; duplicate points are refused.
+    """
+    if not isinstance(plan, (list, tuple)) or not plan:
+        raise ResultError("plan must be a non-empty list of points ({variant, parameters, repetition})")
+    points = []
+    seen = {}
+    for number, raw in enumerate(plan):
+        point = normalize_point(raw, f"plan[{number}]")
+        ident = point_id(**point)
+        if ident in seen:
+            raise ResultError(f"plan[{number}] repeats plan[{seen[ident]}] (point id {ident}); "
+                              "give each repetition its own number")
+        seen[ident] = number
+        point["point_id"] = ident
+        points.append(point)
+    return points
+
+
+def plan_hash(plan):
+    """sha256 of the canonical plan (order-independent)."""
+    points = normalize_plan(plan)
+    canonical = sorted(
+        _canonical({"variant": p["variant"], "parameters": p["parameters"], "repetition": p["repetition"]})
+         for p in points)
+    return hashlib.sha256("\n".join(canonical).encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------
+
+def _read_json(path):
+    with open(path, "r", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+class _RunLock:
+    """An exclusive flock on ``<run_dir>/.lock`` (several forks storing at once)."""
+
+    def __init__(self, run_dir):
+        self.path = os.path.join(run_dir, LOCK_FILE)
+        self.handle = None
+
+    def __enter__(self):
+        if fcntl is not None:
+            self.handle = open(self.path, "a")
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.handle is not None:
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
+            self.handle.close()
+        return False
+
+
+def _write_text_atomic(path, text):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_run_file(run_dir):
+    path = os.path.join(run_dir, RUN_FILE)
+    try:
+        run = _read_json(path)
+    except OSError as exc:
+        raise ResultError(f"{run_dir} is not a run directory: cannot read {RUN_FILE} ({exc.strerror or exc})") from exc
+    except ValueError as exc:
+        raise ResultError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(run, dict) or not isinstance(run.get("plan"), list):
+        raise ResultError(f"{path} has no plan list; it is not a run file of this testbed")
+    return run
+
+
+def _point_docs(run_dir, run):
+    """Map point_id -> (document or None, problem or None) for the plan's points."""
+    found = {}
+    for point in run["plan"]:
+        ident = point["point_id"]
+        path = os.path.join(run_dir, ident + ".json")
+        if not os.path.exists(path):
+            continue
+        try:
+            doc = _read_json(path)
+        except (OSError, ValueError) as exc:
+            found[ident] = (None, f"unreadable point file: {exc}")
+            continue
+        if not isinstance(doc, dict) or doc.get("point_id") != ident:
+            found[ident] = (None, f"point file does not hold point {ident}")
+            continue
+        found[ident] = (doc, None)
+    return found
+
+
+def build_index(run_dir, run=None, now=None):
+    """Rebuild the index from the point files (the point files are the truth)."""
+    run = run if run is not None else load_run_file(run_dir)
+    docs = _point_docs(run_dir, run)
+    points = {}
+    counts = {"done": 0, "valid": 0, "invalid": 0, "pending": 0, "corrupt": 0}
+    for point in run["plan"]:
+        ident = point["point_id"]
+        doc, problem = docs.get(ident, (None, None))
+        if doc is not None:
+            valid = doc.get("valid") is True
+            points[ident] = {"status": "done", "valid": valid, "file": ident + ".json",
+                             "duration_s": doc.get("duration_s")}
+            counts["done"] += 1
+            counts["valid" if valid else "invalid"] += 1
+        elif problem is not None:
+            points[ident] = {"status": "corrupt", "valid": None, "file": ident + ".json", "problem": problem}
+            counts["corrupt"] += 1
+            counts["pending"] += 1
+        else:
+            points[ident] = {"status": "pending", "valid": None, "file": None}
+            counts["pending"] += 1
+    planned = set(points)
+    unplanned = sorted(
+        name[:-5] for name in os.listdir(run_dir)
+        if name.endswith(".json") and "__rep" in name and name[:-5] not in planned)
+    index = {
+        "schema_version": SCHEMA_VERSION,
+        "experiment": run.get("experiment"),
+        "run_id": run.get("run_id"),
+        "updated": format_timestamp(now or _utcnow()),
+        "total": len(run["plan"]),
+        "points": points,
+        "unplanned": unplanned,
+    }
+    index.update(counts)
+    return index
+
+
+def refresh_index(run_dir, run=None, now=None):
+    index = build_index(run_dir, run=run, now=now)
+    write_json_atomic(os.path.join(run_dir, INDEX_FILE), index)
+    return index
+
+
+def load_run(run_dir):
+    """Return ``{"run": run.json, "docs": [point documents in plan order], "index": rebuilt index}``."""
+    run = load_run_file(run_dir)
+    found = _point_docs(run_dir, run)
+    docs = [found[p["point_id"]][0] for p in run["plan"]
+            if p["point_id"] in found and found[p["point_id"]][0] is not None]
+    return {"run": run, "docs": docs, "index": build_index(run_dir, run=run), "run_dir": run_dir}
+
+
+# ---------------------------------------------------------------------------
+# Opening a run
+# ---------------------------------------------------------------------------
+
+def _format_duration(seconds):
+    seconds = max(0, round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = round(seconds / 60.0)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _plural(count, word, plural=None):
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+def describe_plan(points, done_ids, estimate_s_per_point=None, done_durations=None, header=None):
+    """A few printable lines: sizes, progress and estimated remaining time."""
+    total = len(points)
+    done = sum(1 for p in points if p["point_id"] in done_ids)
+    pending = total - done
+    variants = []
+    for p in points:
+        if p["variant"] not in variants:
+            variants.append(p["variant"])
+    param_sets = {_canonical(p["parameters"]) for p in points}
+    reps = {p["repetition"] for p in points}
+    sizes = [_plural(len(variants), "variant"), _plural(len(param_sets), "parameter set"),
+             _plural(len(reps), "repetition")]
+    joiner = " × " if len(variants) * len(param_sets) * len(reps) == total else ", "
+    if estimate_s_per_point is not None:
+        estimate = f"estimated {_format_duration(pending * float(estimate_s_per_point))}"
+    elif done_durations:
+        mean = sum(done_durations) / float(len(done_durations))
+        estimate = f"estimated {_format_duration(pending * mean)} (mean {mean:.1f} s per point so far)"
+    elif pending:
+        estimate = "no time estimate yet"
+    else:
+        estimate = "nothing left to run"
+    lines = []
+    if header:
+        lines.append(header)
+    lines.append(f"Plan: {_plural(total, 'point')} ({joiner.join(sizes)}), {done} done, {pending} to run, {estimate}")
+    shown = ", ".join(variants[:12]) + (", ..." if len(variants) > 12 else "")
+    lines.append(f"Variants: {shown}")
+    return "\n".join(lines)
+
+
+def _new_run_id(experiment_dir, now):
+    base = now.astimezone(_UTC).strftime("%Y%m%dT%H%M%SZ")
+    candidate = base
+    number = 1
+    while os.path.exists(os.path.join(experiment_dir, candidate)):
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate
+
+
+def _done_ids(run_dir, run):
+    found = _point_docs(run_dir, run) if os.path.isdir(run_dir) else {}
+    return {ident: doc for ident, (doc, problem) in found.items() if doc is not None}
+
+
+def _existing_runs(experiment_dir):
+    """(created, run_id, run) for every run directory of the experiment, newest first."""
+    runs = []
+    if not os.path.isdir(experiment_dir):
+        return runs
+    for name in os.listdir(experiment_dir):
+        run_dir = os.path.join(experiment_dir, name)
+        if not os.path.isfile(os.path.join(run_dir, RUN_FILE)):
+            continue
+        try:
+            run = load_run_file(run_dir)
+        except ValueError:
+            continue
+        runs.append((str(run.get("created", "")), name, run))
+    runs.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return runs
+
+
+def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
+             estimate_s_per_point=None, now=None, write=True, resume_complete=False):
+    """Create or resume a run directory; return the plan with done flags.
+
+    ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
+    matches and that still has pending points; otherwise (none, or all complete)
+    a new UTC timestamp id is made.  An explicit ``run_id`` is created, or
+    resumed; a changed plan is merged into it (new points added, points already
+    there kept, ``plan_history`` records the change).  With ``write=False``
+    (check mode) nothing is written.  ``resume_complete=True`` (status queries)
+    lets ``auto`` pick the newest matching run even when it is complete.
+    """
+    check_name(experiment, "experiment")
+    if run_id is None:
+        run_id = "auto"
+    if run_id != "auto":
+        check_name(run_id, "run_id")
+    if run_parameters is not None and not isinstance(run_parameters, dict):
+        raise ResultError(f"run_parameters must be a mapping, got {run_parameters!r}")
+    if report is not None and not isinstance(report, dict):
+        raise ResultError(f"report must be a mapping, got {report!r}")
+    _check_finite(run_parameters or {}, "run_parameters")
+    _check_finite(report or {}, "report")
+    if estimate_s_per_point is not None and not _is_finite_number(estimate_s_per_point, minimum=0):
+        raise ResultError(f"estimate_s_per_point must be a finite number of seconds >= 0, got {estimate_s_per_point!r}")
+    points = normalize_plan(plan)
+    wanted_hash = plan_hash(points)
+    now = now or _utcnow()
+    stamp = format_timestamp(now)
+    experiment_dir = os.path.join(results_root, experiment)
+
+    run = None
+    action = "created"
+    if run_id == "auto":
+        for _created, name, candidate in _existing_runs(experiment_dir):
+            if candidate.get("plan_hash") != wanted_hash:
+                continue
+            done = _done_ids(os.path.join(experiment_dir, name), candidate)
+            if resume_complete or any(p["point_id"] not in done for p in candidate["plan"]):
+                run_id, run, action = name, candidate, "resumed"
+                break
+        if run is None:
+            run_id = _new_run_id(experiment_dir, now)
+    elif os.path.isfile(os.path.join(experiment_dir, run_id, RUN_FILE)):
+        run = load_run_file(os.path.join(experiment_dir, run_id))
+        action = "resumed"
+        if run.get("experiment") != experiment:
+            raise ResultError("run {} belongs to experiment {!r}, not {!r}".format(run_id, run.get("experiment"), experiment))
+    elif os.path.exists(os.path.join(experiment_dir, run_id)) and os.listdir(os.path.join(experiment_dir, run_id)):
+        raise ResultError(f"{os.path.join(experiment_dir, run_id)} exists but has no {RUN_FILE}; refusing to turn it into a run")
+
+    run_dir = os.path.join(experiment_dir, run_id)
+    changed = False
+    if run is None:
+        run = {
+            "schema_version": SCHEMA_VERSION,
+            "experiment": experiment,
+            "run_id": run_id,
+            "created": stamp,
+            "plan": points,
+            "plan_hash": wanted_hash,
+            "run_parameters": dict(run_parameters or {}),
+            "report": dict(report or {}),
+            "plan_history": [{"at": stamp, "event": "created", "plan_hash": wanted_hash,
+                              "points": len(points), "added": [p["point_id"] for p in points]}],
+        }
+        changed = True
+    else:
+        run.setdefault("plan_history", [])
+        known = {p["point_id"] for p in run["plan"]}
+        added = [p for p in points if p["point_id"] not in known]
+        if added:
+            run["plan"] = list(run["plan"]) + added
+            run["plan_hash"] = plan_hash(run["plan"])
+            run["plan_history"].append({"at": stamp, "event": "extended", "plan_hash": run["plan_hash"],
+                                        "requested_plan_hash": wanted_hash, "points": len(run["plan"]),
+                                        "added": [p["point_id"] for p in added]})
+            changed = True
+        updates = []
+        if run_parameters is not None and run.get("run_parameters") != run_parameters:
+            run["run_parameters"] = dict(run_parameters)
+            updates.append("run_parameters")
+        if report is not None and run.get("report") != report:
+            run["report"] = dict(report)
+            updates.append("report")
+        if updates:
+            run["plan_history"].append({"at": stamp, "event": "updated", "plan_hash": run["plan_hash"],
+                                        "points": len(run["plan"]), "added": [], "updated": updates})
+            changed = True
+        if added:
+            action = "extended"
+
+    if changed and write:
+        if not os.path.isdir(run_dir):
+            os.makedirs(run_dir)
+        with _RunLock(run_dir):
+            write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
+            refresh_index(run_dir, run=run, now=now)
+
+    done = _done_ids(run_dir, run)
+    listed = []
+    for p in points:
+        doc = done.get(p["point_id"])
+        listed.append({"point_id": p["point_id"], "variant": p["variant"], "parameters": p["parameters"],
+                       "repetition": p["repetition"], "done": doc is not None,
+                       "valid": (doc.get("valid") is True) if doc is not None else None})
+    pending = [dict(p) for p in listed if not p["done"]]
+    durations = [d.get("duration_s") for d in done.values()
+                 if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
+    header = "Run {}/{} ({}{})".format(experiment, run_id, action, "" if write else ", check mode: nothing written")
+    text = describe_plan(points, set(done), estimate_s_per_point, durations, header=header)
+    return {
+        "run_id": run_id,
+        "run_dir": run_dir,
+        "experiment": experiment,
+        "action": action,
+        "changed": changed,
+        "plan_hash": run["plan_hash"],
+        "points": listed,
+        "pending": pending,
+        "done_count": len(listed) - len(pending),
+        "total": len(listed),
+        "run_total": len(run["plan"]),
+        "plan_text": text,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Storing a point
+# ---------------------------------------------------------------------------
+
+def _check_metrics(metrics):
+    if not isinstance(metrics, dict):
+        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
+    for name, value in metrics.items():
+        if not isinstance(name, str) or not _METRIC_NAME.match(name):
+            raise ResultError(f"metric name {name!r} is not a plain identifier (letters, digits, '_', '.', ':', '-')")
+        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+            raise ResultError(f"metric {name} is {value!r}; store null and say why in reasons, never nan/inf")
+        if value is not None and not isinstance(value, (int, float, str, bool)):
+            raise ResultError(f"metric {name} is a {type(value).__name__}; metrics must be a flat mapping of numbers, strings, booleans or null")
+
+
+def units_for(metrics):
+    """Unit of every metric: from its name (``unit_of``) for numbers and nulls;
+    null for strings and booleans, which have no unit."""
+    units = {}
+    for name, value in metrics.items():
+        if isinstance(value, (str, bool)):
+            units[name] = None
+        else:
+            units[name] = unit_of(name)
+    return units
+
+
+def _string_list(value, field):
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ResultError(f"{field} must be a list of sentences, got {value!r}")
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise ResultError(f"{field} must hold non-empty strings, got {item!r}")
+    return list(value)
+
+
+# Types of the keys of a host's testbed_environment (schemas/result-point.schema.json).
+_HOST_KEY_TYPES = {
+    "hostname": (str,), "kernel": (str,), "kernel_version": (str,), "arch": (str,),
+    "distro": (dict,), "cpus": (int, type(None)), "cpu_model": (str, type(None)),
+    "memory_mb": (int, type(None)), "virtualization": (str, type(None)),
+    "virtualization_type": (str, type(None)), "python_version": (str, type(None)), "tools": (dict,),
+}
+
+
+def _check_host_environment(name, facts):
+    for key, types in _HOST_KEY_TYPES.items():
+        if key not in facts:
+            continue
+        value = facts[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected "
+                              + " or ".join("null" if t is type(None) else t.__name__ for t in types))
+        if key in ("cpus", "memory_mb") and value is not None and value < 1:
+            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected a positive number")
+        if key == "virtualization_type" and value not in ("container", "vm", "none", None):
+            raise ResultError(f"environment.hosts.{name}.virtualization_type is {value!r}; expected container, vm or none")
+    for tool, version in (facts.get("tools") or {}).items():
+        if version is not None and not isinstance(version, str):
+            raise ResultError(f"environment.hosts.{name}.tools.{tool} is {version!r}; expected a version string or null")
+
+
+def normalize_environment(environment):
+    """``{"hosts": {name: facts}, "controller": {...}}``; a single host's
+    ``testbed_environment`` (it has ``hostname``) is wrapped under its name."""
+    if not isinstance(environment, dict) or not environment:
+        raise ResultError("environment must be a non-empty mapping (hosts: {name: testbed_environment}, controller: {...})")
+    _check_finite(environment, "environment")
+    if "hosts" not in environment:
+        if isinstance(environment.get("hostname"), str):
+            _check_host_environment(environment["hostname"], environment)
+            return {"hosts": {environment["hostname"]: dict(environment)}, "controller": {}}
+        raise ResultError("environment needs a 'hosts' mapping (inventory name -> testbed_environment from tool_versions)")
+    hosts = environment["hosts"]
+    if not isinstance(hosts, dict) or not hosts:
+        raise ResultError("environment.hosts must be a non-empty mapping of host name -> facts")
+    for name, facts in hosts.items():
+        if not isinstance(facts, dict):
+            raise ResultError(f"environment.hosts.{name} must be a mapping, got {facts!r}")
+        _check_host_environment(name, facts)
+    controller = environment.get("controller", {})
+    if not isinstance(controller, dict):
+        raise ResultError(f"environment.controller must be a mapping, got {controller!r}")
+    result = dict(environment)
+    result["controller"] = dict(controller)
+    return result
+
+
+def _find_planned(run, point):
+    if isinstance(point, str):
+        ident = point
+    elif isinstance(point, dict) and point.get("point_id") and "variant" not in point:
+        ident = point["point_id"]
+    elif isinstance(point, dict):
+        ident = point_id(**normalize_point(
+            {k: v for k, v in point.items() if k in ("variant", "parameters", "repetition")}, "point"))
+        if point.get("point_id") and point["point_id"] != ident:
+            raise ResultError("point.point_id {!r} does not match its variant/parameters/repetition ({})".format(point["point_id"], ident))
+    else:
+        raise ResultError(f"point must be a mapping (variant, parameters, repetition) or a point_id, got {point!r}")
+    for planned in run["plan"]:
+        if planned["point_id"] == ident:
+            return planned
+    raise ResultError("point {} is not in the plan of run {}; open the run with a plan that includes it".format(ident, run.get("run_id")))
+
+
+def merge_source_verdicts(valid, reasons, warnings, sources):
+    """Fold the parser results' verdicts into the point's.
+
+    ``valid=None`` means "valid when every source is valid" (needs sources).
+    Reasons and warnings of the sources are appended as ``"<source>: <text>"``.
+    """
+    sources = sources or {}
+    if not isinstance(sources, dict):
+        raise ResultError(f"sources must be a mapping of name -> parser result, got {sources!r}")
+    reasons = list(_string_list(reasons, "reasons"))
+    warnings = list(_string_list(warnings, "warnings"))
+    for name in sorted(sources):
+        result = sources[name]
+        if not isinstance(result, dict):
+            raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
+        if result.get("valid") is False:
+            for reason in _string_list(result.get("reasons"), f"sources.{name}.reasons") or ["invalid measurement"]:
+                text = f"{name}: {reason}"
+                if text not in reasons:
+                    reasons.append(text)
+        for warning in _string_list(result.get("warnings"), f"sources.{name}.warnings"):
+            text = f"{name}: {warning}"
+            if text not in warnings:
+                warnings.append(text)
+    if valid is None:
+        if not sources:
+            raise ResultError("valid is not given and there are no sources to derive it from")
+        valid = all(result.get("valid") is True for result in sources.values())
+    elif valid and any(result.get("valid") is False for result in sources.values()):
+        bad = ", ".join(sorted(n for n, r in sources.items() if r.get("valid") is False))
+        warnings.append(f"stored as valid although source(s) {bad} reported an invalid measurement")
+    return valid, reasons, warnings
+
+
+def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, started_at, finished_at,
+                raw=None, sources=None, extra=None, overwrite=False, write=True):
+    """Write one point document atomically, its raw files beside it, then refresh the index.
+
+    Returns the document.  Raises ResultError (a ValueError, one sentence) for
+    a point not in the plan, bad metrics (not flat, nan/inf), bad timestamps,
+    or a point already stored (unless ``overwrite``).  ``write=False`` (check
+    mode) does every check and returns the document without writing.
+    """
+    run = load_run_file(run_dir)
+    planned = _find_planned(run, point)
+    ident = planned["point_id"]
+    _check_metrics(metrics)
+    if not isinstance(valid, bool):
+        raise ResultError(f"valid must be true or false, got {valid!r}")
+    reasons = _string_list(reasons, "reasons")
+    warnings = _string_list(warnings, "warnings")
+    if not valid and not reasons:
+        raise ResultError("valid is false but reasons is empty; say why the measurement cannot be trusted")
+    environment = normalize_environment(environment)
+    started = parse_timestamp(started_at, "started_at")
+    finished = parse_timestamp(finished_at, "finished_at")
+    duration = (finished - started).total_seconds()
+    if duration < 0:
+        raise ResultError(f"finished_at {format_timestamp(finished)} is before started_at {format_timestamp(started)}")
+    raw = raw or {}
+    if not isinstance(raw, dict):
+        raise ResultError(f"raw must be a mapping of name -> text, got {raw!r}")
+    for name, text in raw.items():
+        if not isinstance(name, str) or not _RAW_NAME.match(name):
+            raise ResultError(f"raw file name {name!r} is not safe (letters, digits, '_', '.', '-')")
+        if not isinstance(text, str):
+            raise ResultError(f"raw.{name} must be text, got {type(text).__name__}")
+    clean_sources = {}
+    for name, result in (sources or {}).items():
+        if not isinstance(result, dict):
+            raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
+        clean_sources[name] = {k: v for k, v in result.items() if k != "raw"}
+    _check_finite(clean_sources, "sources")
+    if extra is not None and not isinstance(extra, dict):
+        raise ResultError(f"extra must be a mapping, got {extra!r}")
+    _check_finite(extra or {}, "extra")
+
+    doc_path = os.path.join(run_dir, ident + ".json")
+    raw_files = [f"{RAW_DIR}/{ident}.{name}" for name in sorted(raw)]
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "experiment": run["experiment"],
+        "run_id": run["run_id"],
+        "point_id": ident,
+        "variant": planned["variant"],
+        "parameters": planned["parameters"],
+        "repetition": planned["repetition"],
+        "metrics": dict(metrics),
+        "units": units_for(metrics),
+        "valid": valid,
+        "reasons": reasons,
+        "warnings": warnings,
+        "environment": environment,
+        "started_at": format_timestamp(started),
+        "finished_at": format_timestamp(finished),
+        "duration_s": round(duration, 6),
+        "raw_files": raw_files,
+        "sources": clean_sources,
+        "extra": dict(extra or {}),
+    }
+    json.dumps(document, allow_nan=False)
+
+    if not write:
+        existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
+        if existing is not None and not overwrite:
+            raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
+        return document
+
+    with _RunLock(run_dir):
+        old_raw = []
+        existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
+        if existing is not None:
+            if not overwrite:
+                raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
+            old_raw = existing.get("raw_files") or []
+        # An unreadable leftover (problem is set) is not a stored point: replace it.
+        written = []
+        try:
+            for name in sorted(raw):
+                raw_path = os.path.join(run_dir, RAW_DIR, f"{ident}.{name}")
+                if not os.path.exists(raw_path):
+                    written.append(raw_path)
+                _write_text_atomic(raw_path, raw[name])
+            write_json_atomic(doc_path, document)
+        except BaseException:
+            # No document, so no point: leave no raw files of it behind either.
+            for raw_path in written:
+                if os.path.exists(raw_path):
+                    os.unlink(raw_path)
+            raise
+        for stale in old_raw:
+            if stale not in raw_files and isinstance(stale, str) and stale.startswith(RAW_DIR + "/" + ident + "."):
+                try:
+                    os.unlink(os.path.join(run_dir, stale))
+                except OSError as exc:
+                    if exc.errno != errno.ENOENT:
+                        raise
+        refresh_index(run_dir, run=run)
+    return document

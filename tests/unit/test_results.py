@@ -1,0 +1,448 @@
+"""Result store: point ids, run open/resume, atomic point documents, index."""
+
+import datetime
+import hashlib
+import json
+import os
+
+import pytest
+from ansible.module_utils import testbed_parse, testbed_results
+from ansible.module_utils.testbed_results import (
+    ResultError,
+    build_index,
+    load_run,
+    merge_source_verdicts,
+    open_run,
+    plan_hash,
+    point_id,
+    refresh_index,
+    store_point,
+)
+from helpers import run_module
+
+UTC = datetime.timezone.utc
+NOW = datetime.datetime(2026, 11, 21, 15, 30, 0, tzinfo=UTC)
+
+PLAN = [
+    {"variant": "rr", "parameters": {"rate": 1000}, "repetition": 1},
+    {"variant": "rr", "parameters": {"rate": 2000}, "repetition": 1},
+    {"variant": "wrr", "parameters": {"rate": 1000}, "repetition": 1},
+    {"variant": "wrr", "parameters": {"rate": 2000}, "repetition": 1},
+]
+
+ENV = {
+    "hosts": {
+        "director": {
+            "hostname": "director", "kernel": "6.1.0-26-amd64", "arch": "x86_64",
+            "distro": {"id": "debian", "version_id": "12", "pretty_name": "Debian GNU/Linux 12 (bookworm)"},
+            "cpus": 2, "memory_mb": 24105, "virtualization": "docker", "virtualization_type": "container",
+            "tools": {"httperf": "0.9.0", "ipvsadm": None},
+        }
+    },
+    "controller": {"ansible_core_version": "2.19.4"},
+}
+
+
+def store(run_dir, point, metrics=None, valid=True, reasons=(), start="2026-11-21T15:30:00Z",
+          end="2026-11-21T15:30:10Z", **kwargs):
+    return store_point(run_dir, point, {"reply_rate_avg_per_s": 999.5} if metrics is None else metrics,
+                       valid, list(reasons), [], ENV, start, end, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# point ids and plan hash
+# ---------------------------------------------------------------------------
+
+def test_point_id_is_deterministic_and_sorted():
+    assert point_id("wrr", {"rate": 2000}, 1) == "wrr__rate-2000__rep1"
+    assert point_id("wrr", {"rate": 2000, "conns": 10}, 2) == "wrr__conns-10_rate-2000__rep2"
+    assert point_id("wrr", {"conns": 10, "rate": 2000}, 2) == "wrr__conns-10_rate-2000__rep2"
+    assert point_id("native", {}, 3) == "native__rep3"
+    assert point_id("native", None, 0) == "native__rep0"
+    assert point_id("lxc", {"ratio": 0.5, "tls": True, "limit": None}) == "lxc__limit-null_ratio-0.5_tls-true__rep1"
+
+
+def test_point_id_sanitises_with_a_hash_that_keeps_ids_distinct():
+    ident = point_id("docker/nat", {"block size": "4k"}, 1)
+    var_hash = hashlib.sha256(b"docker/nat").hexdigest()[:6]
+    key_hash = hashlib.sha256(b"block size").hexdigest()[:6]
+    assert ident == f"docker-nat-{var_hash}__block-size-{key_hash}-4k__rep1"
+    assert point_id("docker-nat", {"block-size": "4k"}, 1) == "docker-nat__block-size-4k__rep1"
+    # '__' stays the separator: a double underscore inside a piece is collapsed (and hashed)
+    assert point_id("a__b", {}, 1).count("__") == 1
+    assert point_id("a__b", {}, 1) != point_id("a_b", {}, 1)
+
+
+def test_long_parameters_are_hashed():
+    params = {"uri": "/" + "x" * 200, "rate": 10}
+    ident = point_id("nginx", params, 1)
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+    assert ident == f"nginx__p-{digest}__rep1"
+    assert len(ident) <= testbed_results.MAX_POINT_ID
+
+
+@pytest.mark.parametrize("bad,words", [
+    ({"variant": "", "parameters": {}}, "variant must be a non-empty string"),
+    ({"variant": "a", "parameters": [1]}, "parameters must be a mapping"),
+    ({"variant": "a", "repetition": -1}, "repetition must be a whole number"),
+    ({"variant": "a", "repetition": True}, "repetition must be a whole number"),
+    ({"variant": "a", "parameters": {"r": float("nan")}}, "nan/inf"),
+    ({"variant": "a", "colour": "red"}, "unknown key(s) colour"),
+])
+def test_bad_points_are_refused(bad, words):
+    with pytest.raises(ResultError, match=None) as err:
+        open_run("/nonexistent", "exp", [bad], write=False)
+    assert words in str(err.value)
+
+
+def test_duplicate_points_refused():
+    with pytest.raises(ResultError, match=r"plan\[1\] repeats plan\[0\] \(point id rr__rep1\)"):
+        plan_hash([{"variant": "rr"}, {"variant": "rr", "repetition": 1}])
+
+
+def test_plan_hash_ignores_order_but_not_content():
+    assert plan_hash(PLAN) == plan_hash(list(reversed(PLAN)))
+    changed = [dict(p) for p in PLAN]
+    changed[0] = {"variant": "rr", "parameters": {"rate": 1001}, "repetition": 1}
+    assert plan_hash(changed) != plan_hash(PLAN)
+    assert len(plan_hash(PLAN)) == 64
+
+
+# ---------------------------------------------------------------------------
+# open / resume
+# ---------------------------------------------------------------------------
+
+def test_open_creates_a_timestamped_run(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, run_parameters={"duration_s": 30},
+                   report={"title": "LVS"}, estimate_s_per_point=45, now=NOW)
+    assert run["run_id"] == "20261121T153000Z"
+    assert run["action"] == "created" and run["changed"] is True
+    assert run["total"] == 4 and run["done_count"] == 0 and len(run["pending"]) == 4
+    assert [p["point_id"] for p in run["pending"]] == [
+        "rr__rate-1000__rep1", "rr__rate-2000__rep1", "wrr__rate-1000__rep1", "wrr__rate-2000__rep1"]
+    assert run["plan_text"].splitlines() == [
+        "Run lvs/20261121T153000Z (created)",
+        "Plan: 4 points (2 variants × 2 parameter sets × 1 repetition), 0 done, 4 to run, estimated 3 min",
+        "Variants: rr, wrr",
+    ]
+    with open(os.path.join(run["run_dir"], "run.json")) as handle:
+        saved = json.load(handle)
+    assert saved["experiment"] == "lvs" and saved["run_id"] == "20261121T153000Z"
+    assert saved["created"] == "2026-11-21T15:30:00Z"
+    assert saved["run_parameters"] == {"duration_s": 30} and saved["report"] == {"title": "LVS"}
+    assert saved["plan_hash"] == plan_hash(PLAN)
+    assert saved["plan_history"][0]["event"] == "created" and saved["plan_history"][0]["points"] == 4
+    index = json.load(open(os.path.join(run["run_dir"], "index.json")))
+    assert index["pending"] == 4 and index["done"] == 0
+
+
+def test_resume_auto_finds_the_unfinished_run(tmp_path):
+    first = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    store(first["run_dir"], PLAN[0])
+    store(first["run_dir"], first["pending"][3], start="2026-11-21T15:31:00Z", end="2026-11-21T15:31:20.5Z")
+    later = NOW + datetime.timedelta(hours=1)
+    again = open_run(str(tmp_path), "lvs", list(reversed(PLAN)), now=later)
+    assert again["run_id"] == first["run_id"]
+    assert again["action"] == "resumed" and again["changed"] is False
+    assert again["done_count"] == 2
+    assert sorted(p["point_id"] for p in again["pending"]) == ["rr__rate-2000__rep1", "wrr__rate-1000__rep1"]
+    # estimate from the mean duration of the done points: (10 + 20.5) / 2 = 15.25 s, 2 left
+    assert ("Plan: 4 points (2 variants × 2 parameter sets × 1 repetition), 2 done, 2 to run, "
+            "estimated 30 s (mean 15.2 s per point so far)") in again["plan_text"]
+    done_flags = {p["point_id"]: (p["done"], p["valid"]) for p in again["points"]}
+    assert done_flags["rr__rate-1000__rep1"] == (True, True)
+    assert done_flags["rr__rate-2000__rep1"] == (False, None)
+
+
+def test_complete_run_with_same_plan_starts_a_new_run(tmp_path):
+    first = open_run(str(tmp_path), "lvs", PLAN[:2], now=NOW)
+    for point in first["pending"]:
+        store(first["run_dir"], point)
+    second = open_run(str(tmp_path), "lvs", PLAN[:2], now=NOW)
+    assert second["run_id"] == "20261121T153000Z-2"
+    assert second["action"] == "created" and second["done_count"] == 0
+    # a different plan never resumes the other run either
+    third = open_run(str(tmp_path), "lvs", PLAN, now=NOW + datetime.timedelta(seconds=5))
+    assert third["run_id"] == "20261121T153005Z"
+    # status of the complete run: found with resume_complete, nothing written
+    status = open_run(str(tmp_path), "lvs", PLAN[:2], write=False, resume_complete=True)
+    assert status["run_id"] in ("20261121T153000Z", "20261121T153000Z-2")
+
+
+def test_explicit_run_id_merges_a_changed_plan(tmp_path):
+    first = open_run(str(tmp_path), "lvs", PLAN[:2], run_id="campaign1", now=NOW)
+    assert first["run_id"] == "campaign1"
+    store(first["run_dir"], PLAN[0])
+    merged = open_run(str(tmp_path), "lvs", PLAN[1:], run_id="campaign1", now=NOW + datetime.timedelta(minutes=5))
+    assert merged["action"] == "extended" and merged["changed"] is True
+    assert merged["total"] == 3 and merged["run_total"] == 4
+    assert [p["point_id"] for p in merged["pending"]] == [
+        "rr__rate-2000__rep1", "wrr__rate-1000__rep1", "wrr__rate-2000__rep1"]
+    saved = json.load(open(os.path.join(merged["run_dir"], "run.json")))
+    assert [p["point_id"] for p in saved["plan"]] == [p["point_id"] for p in open_run(
+        str(tmp_path), "lvs", PLAN, write=False)["points"]]
+    assert [h["event"] for h in saved["plan_history"]] == ["created", "extended"]
+    assert saved["plan_history"][1]["added"] == ["wrr__rate-1000__rep1", "wrr__rate-2000__rep1"]
+    assert saved["plan_history"][1]["at"] == "2026-11-21T15:35:00Z"
+    assert saved["plan_hash"] == plan_hash(PLAN)
+    # the stored point is kept
+    assert os.path.exists(os.path.join(merged["run_dir"], "rr__rate-1000__rep1.json"))
+    # same plan again: nothing changes
+    again = open_run(str(tmp_path), "lvs", PLAN[1:], run_id="campaign1")
+    assert again["changed"] is False and again["action"] == "resumed"
+
+
+def test_explicit_run_of_another_experiment_is_refused(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, run_id="r1")
+    os.rename(os.path.dirname(run["run_dir"]), str(tmp_path / "nfv"))
+    with pytest.raises(ResultError, match="run r1 belongs to experiment 'lvs', not 'nfv'"):
+        open_run(str(tmp_path), "nfv", PLAN, run_id="r1")
+
+
+@pytest.mark.parametrize("run_id", ["../x", "a/b", ".hidden", ""])
+def test_unsafe_run_ids_refused(tmp_path, run_id):
+    with pytest.raises(ResultError, match="is not a safe name"):
+        open_run(str(tmp_path), "lvs", PLAN, run_id=run_id)
+
+
+def test_check_mode_writes_nothing(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW, write=False)
+    assert run["run_id"] == "20261121T153000Z" and run["changed"] is True
+    assert "check mode: nothing written" in run["plan_text"]
+    assert os.listdir(str(tmp_path)) == []
+
+
+# ---------------------------------------------------------------------------
+# storing points
+# ---------------------------------------------------------------------------
+
+def test_store_point_document_and_raw_files(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    cpu = {"tool": "cpu_sample", "source": "/proc/stat", "metrics": {"cpu_busy_mean_pct": 41.2},
+           "valid": True, "reasons": [], "warnings": ["cpu iowait went backwards by 1 jiffies; counted as 0"],
+           "details": {}, "raw": "should not be stored"}
+    doc = store(run["run_dir"], {"variant": "wrr", "parameters": {"rate": 2000}, "repetition": 1},
+                metrics={"reply_rate_avg_per_s": 1999.6, "cpu_busy_mean_pct": 41.2, "replies": 20000,
+                         "response_time_ms": None, "scheduler": "wrr", "fd_unavail_seen": False},
+                raw={"httperf.txt": "Total: connections 20000\n"}, sources={"cpu": cpu},
+                extra={"streams": [1, 2]}, start="2026-11-21T16:30:00+01:00", end=1795275010.25)
+    assert doc["point_id"] == "wrr__rate-2000__rep1"
+    assert doc["run_id"] == "20261121T153000Z" and doc["experiment"] == "lvs"
+    assert doc["units"] == {"reply_rate_avg_per_s": "1/s", "cpu_busy_mean_pct": "%", "replies": "count",
+                            "response_time_ms": "ms", "scheduler": None, "fd_unavail_seen": None}
+    assert doc["started_at"] == "2026-11-21T15:30:00Z"
+    assert doc["finished_at"] == "2026-11-21T15:30:10.250000Z"
+    assert doc["duration_s"] == 10.25
+    assert doc["raw_files"] == ["raw/wrr__rate-2000__rep1.httperf.txt"]
+    assert "raw" not in doc["sources"]["cpu"]
+    assert doc["environment"]["hosts"]["director"]["tools"] == {"httperf": "0.9.0", "ipvsadm": None}
+    path = os.path.join(run["run_dir"], "wrr__rate-2000__rep1.json")
+    with open(path) as handle:
+        assert json.load(handle) == doc
+    with open(os.path.join(run["run_dir"], "raw", "wrr__rate-2000__rep1.httperf.txt")) as handle:
+        assert handle.read() == "Total: connections 20000\n"
+    index = json.load(open(os.path.join(run["run_dir"], "index.json")))
+    assert index["points"]["wrr__rate-2000__rep1"] == {
+        "status": "done", "valid": True, "file": "wrr__rate-2000__rep1.json", "duration_s": 10.25}
+    assert index["done"] == 1 and index["pending"] == 3 and index["valid"] == 1
+
+
+def test_single_host_environment_is_wrapped(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    host = dict(ENV["hosts"]["director"])
+    doc = store_point(run["run_dir"], "rr__rate-1000__rep1", {}, True, [], [], host,
+                      "2026-11-21T15:30:00Z", "2026-11-21T15:30:01Z")
+    assert doc["environment"] == {"hosts": {"director": host}, "controller": {}}
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"point": {"variant": "lc", "parameters": {"rate": 1000}, "repetition": 1}},
+     "point lc__rate-1000__rep1 is not in the plan of run"),
+    ({"point": {"variant": "rr", "parameters": {"rate": 1000}, "repetition": 1, "point_id": "rr__rep1"}},
+     "does not match its variant/parameters/repetition"),
+    ({"metrics": {"latency": {"p99_ms": 3}}}, "metric latency is a dict"),
+    ({"metrics": {"rate_per_s": float("nan")}}, "metric rate_per_s is nan"),
+    ({"metrics": {"rate_per_s": float("-inf")}}, "metric rate_per_s is -inf"),
+    ({"metrics": {"rate_per_s": [1, 2]}}, "metric rate_per_s is a list"),
+    ({"metrics": {"bad name": 1}}, "metric name 'bad name' is not a plain identifier"),
+    ({"metrics": ["rate", 1]}, "metrics must be a flat mapping"),
+    ({"valid": False}, "valid is false but reasons is empty"),
+    ({"valid": "yes"}, "valid must be true or false"),
+    ({"start": "2026-11-21T15:30:00"}, "started_at is '2026-11-21T15:30:00' without a timezone"),
+    ({"start": "yesterday"}, "started_at is 'yesterday', not an ISO 8601 timestamp"),
+    ({"end": "2026-11-21T15:29:59Z"}, "finished_at 2026-11-21T15:29:59Z is before started_at 2026-11-21T15:30:00Z"),
+    ({"raw": {"../escape": "x"}}, "raw file name '../escape' is not safe"),
+    ({"raw": {"out.txt": 3}}, "raw.out.txt must be text"),
+    ({"extra": {"x": float("inf")}}, "extra.x is inf"),
+    ({"sources": {"cpu": {"metrics": {"cpu_busy_mean_pct": float("nan")}}}},
+     "sources.cpu.metrics.cpu_busy_mean_pct is nan"),
+])
+def test_store_refusals(tmp_path, kwargs, words):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    args = {"point": PLAN[0], "metrics": {"rate_per_s": 1.0}, "valid": True}
+    args.update(kwargs)
+    point = args.pop("point")
+    with pytest.raises(ResultError) as err:
+        store(run["run_dir"], point, **args)
+    assert words in str(err.value)
+    assert not os.path.exists(os.path.join(run["run_dir"], "rr__rate-1000__rep1.json"))
+
+
+@pytest.mark.parametrize("environment,words", [
+    (None, "environment must be a non-empty mapping"),
+    ({}, "environment must be a non-empty mapping"),
+    ({"controller": {}}, "environment needs a 'hosts' mapping"),
+    ({"hosts": {}}, "environment.hosts must be a non-empty mapping"),
+    ({"hosts": {"a": {"cpus": "2"}}}, "environment.hosts.a.cpus is '2'; expected int or null"),
+    ({"hosts": {"a": {"tools": {"fio": 3.33}}}}, "environment.hosts.a.tools.fio is 3.33"),
+])
+def test_bad_environment_refused(tmp_path, environment, words):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    with pytest.raises(ResultError) as err:
+        store_point(run["run_dir"], PLAN[0], {}, True, [], [], environment,
+                    "2026-11-21T15:30:00Z", "2026-11-21T15:30:01Z")
+    assert words in str(err.value)
+
+
+def test_existing_point_needs_overwrite(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    store(run["run_dir"], PLAN[0], raw={"a.txt": "first", "b.txt": "first"})
+    with pytest.raises(ResultError, match="already stored .* pass overwrite=true"):
+        store(run["run_dir"], PLAN[0], raw={"a.txt": "second"})
+    with open(os.path.join(run["run_dir"], "raw", "rr__rate-1000__rep1.a.txt")) as handle:
+        assert handle.read() == "first"
+    doc = store(run["run_dir"], PLAN[0], metrics={"reply_rate_avg_per_s": 5.0}, raw={"a.txt": "second"},
+                overwrite=True)
+    assert doc["metrics"] == {"reply_rate_avg_per_s": 5.0}
+    raw_dir = os.path.join(run["run_dir"], "raw")
+    assert sorted(os.listdir(raw_dir)) == ["rr__rate-1000__rep1.a.txt"]
+    with open(os.path.join(raw_dir, "rr__rate-1000__rep1.a.txt")) as handle:
+        assert handle.read() == "second"
+
+
+def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    before = sorted(os.listdir(run["run_dir"]))
+    index_before = open(os.path.join(run["run_dir"], "index.json")).read()
+
+    def broken_dump(document, handle, **kwargs):
+        handle.write('{"schema_version": 1, "metr')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(testbed_parse.json, "dump", broken_dump)
+    with pytest.raises(OSError, match="No space left"):
+        store(run["run_dir"], PLAN[0], raw={"httperf.txt": "Total: connections 1\n"})
+    monkeypatch.undo()
+    after = sorted(os.listdir(run["run_dir"]))
+    assert [name for name in after if name not in before] == ["raw"]
+    assert os.listdir(os.path.join(run["run_dir"], "raw")) == []
+    assert not [name for name in after if name.startswith(".tmp-")]
+    assert open(os.path.join(run["run_dir"], "index.json")).read() == index_before
+    # the point is still pending and can be stored normally
+    assert len(open_run(str(tmp_path), "lvs", PLAN)["pending"]) == 4
+    store(run["run_dir"], PLAN[0])
+    assert len(open_run(str(tmp_path), "lvs", PLAN)["pending"]) == 3
+
+
+def test_index_is_rebuilt_from_the_point_files(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    store(run["run_dir"], PLAN[0])
+    store(run["run_dir"], PLAN[1], valid=False, reasons=["httperf: fd-unavail 14439"])
+    index_path = os.path.join(run["run_dir"], "index.json")
+    os.unlink(index_path)
+    index = refresh_index(run["run_dir"])
+    assert os.path.exists(index_path)
+    assert (index["total"], index["done"], index["valid"], index["invalid"], index["pending"]) == (4, 2, 1, 1, 2)
+    assert index["points"]["rr__rate-2000__rep1"]["valid"] is False
+    # deleting a point file makes it pending again: the point files are the truth
+    os.unlink(os.path.join(run["run_dir"], "rr__rate-1000__rep1.json"))
+    index = build_index(run["run_dir"])
+    assert index["points"]["rr__rate-1000__rep1"] == {"status": "pending", "valid": None, "file": None}
+    assert index["done"] == 1
+    # a damaged point file is reported and counted as pending, and may be replaced
+    with open(os.path.join(run["run_dir"], "wrr__rate-1000__rep1.json"), "w") as handle:
+        handle.write('{"trunc')
+    index = build_index(run["run_dir"])
+    assert index["points"]["wrr__rate-1000__rep1"]["status"] == "corrupt"
+    assert index["pending"] == 3
+    store(run["run_dir"], PLAN[2])
+    assert build_index(run["run_dir"])["points"]["wrr__rate-1000__rep1"]["status"] == "done"
+
+
+def test_load_run_returns_docs_in_plan_order(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    store(run["run_dir"], PLAN[3])
+    store(run["run_dir"], PLAN[1])
+    loaded = load_run(run["run_dir"])
+    assert loaded["run"]["experiment"] == "lvs"
+    assert [d["point_id"] for d in loaded["docs"]] == ["rr__rate-2000__rep1", "wrr__rate-2000__rep1"]
+    assert loaded["index"]["done"] == 2
+    with pytest.raises(ResultError, match="is not a run directory"):
+        load_run(str(tmp_path))
+
+
+def test_check_mode_store_writes_nothing(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    doc = store(run["run_dir"], PLAN[0], raw={"x.txt": "y"}, write=False)
+    assert doc["point_id"] == "rr__rate-1000__rep1"
+    assert sorted(os.listdir(run["run_dir"])) == [".lock", "index.json", "run.json"]
+
+
+def test_merge_source_verdicts():
+    sources = {
+        "httperf": {"valid": False, "reasons": ["fd-unavail 14439: results meaningless"], "warnings": []},
+        "cpu": {"valid": True, "reasons": [], "warnings": ["cpu1 iowait went backwards by 2 jiffies; counted as 0"]},
+    }
+    valid, reasons, warnings = merge_source_verdicts(None, ["load below target"], [], sources)
+    assert valid is False
+    assert reasons == ["load below target", "httperf: fd-unavail 14439: results meaningless"]
+    assert warnings == ["cpu: cpu1 iowait went backwards by 2 jiffies; counted as 0"]
+    assert merge_source_verdicts(None, [], [], {"cpu": sources["cpu"]})[0] is True
+    valid, _, warnings = merge_source_verdicts(True, [], [], sources)
+    assert valid is True and warnings[-1] == (
+        "stored as valid although source(s) httperf reported an invalid measurement")
+    with pytest.raises(ResultError, match="no sources to derive it from"):
+        merge_source_verdicts(None, [], [], None)
+
+
+# ---------------------------------------------------------------------------
+# the modules
+# ---------------------------------------------------------------------------
+
+def test_result_run_and_result_store_modules(tmp_path):
+    import result_run
+    import result_store
+
+    args = {"results_dir": str(tmp_path), "experiment": "lvs", "plan": PLAN, "estimate_s_per_point": 2}
+    failed, out = run_module(result_run, dict(args, _ansible_check_mode=True))
+    assert not failed and out["changed"] is True and os.listdir(str(tmp_path)) == []
+    failed, out = run_module(result_run, args)
+    assert not failed and out["changed"] is True and len(out["pending"]) == 4
+    assert "estimated 8 s" in out["plan_text"]
+    run_dir = out["run_dir"]
+
+    point = out["pending"][0]
+    failed, stored = run_module(result_store, {
+        "run_dir": run_dir, "point": point, "metrics": {"reply_rate_avg_per_s": 10.0},
+        "sources": {"cpu": {"valid": True, "metrics": {}, "reasons": [], "warnings": []}},
+        "environment": ENV["hosts"]["director"], "started_at": "2026-11-21T15:30:00Z",
+        "finished_at": "2026-11-21T15:30:02Z"})
+    assert not failed, stored
+    assert stored["changed"] is True and stored["valid"] is True
+    assert stored["path"] == os.path.join(run_dir, "rr__rate-1000__rep1.json")
+    controller = stored["document"]["environment"]["controller"]
+    assert controller["ansible_core_version"].startswith("2.")
+    assert set(controller) == {"ansible_core_version", "python_version", "hostname"}
+
+    failed, again = run_module(result_store, {
+        "run_dir": run_dir, "point": point["point_id"], "metrics": {}, "valid": True,
+        "environment": ENV, "started_at": "2026-11-21T15:30:00Z", "finished_at": "2026-11-21T15:30:02Z"})
+    assert failed and again["msg"].startswith("result_store: point rr__rate-1000__rep1 is already stored")
+
+    failed, out = run_module(result_run, args)
+    assert not failed and out["changed"] is False and out["done_count"] == 1 and len(out["pending"]) == 3
+
+    failed, out = run_module(result_run, dict(args, state="status", run_id="nope"))
+    assert failed and "no run of experiment lvs matches run_id nope" in out["msg"]
+    failed, out = run_module(result_run, dict(args, plan=[{"variant": "rr", "parameters": "rate=1"}]))
+    assert failed and out["msg"] == "result_run: plan[0].parameters must be a mapping, got 'rate=1'"
