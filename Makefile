@@ -4,6 +4,9 @@ VENV ?= .venv
 BIN := $(abspath $(VENV))/bin
 export PATH := $(BIN):$(PATH)
 export ANSIBLE_CONFIG := $(abspath ansible.cfg)
+# Ansible needs a UTF-8 locale; tools are run with LC_ALL=C by the modules themselves.
+export LANG := C.UTF-8
+export LC_ALL := C.UTF-8
 # Molecule scenarios, one per role (molecule/<role>/molecule.yml).
 SCENARIOS ?= $(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml))))
 INVENTORY ?= inventories/lab

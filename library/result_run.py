@@ -13,9 +13,10 @@ description:
     plan with C(done) flags, the C(pending) points and a printable plan.
   - A point is done when its document C(<point_id>.json) exists (see M(result_store));
     the point files are the truth, C(index.json) is rebuilt from them.
-  - With I(run_id=auto) the newest run of the experiment whose plan hash matches and
-    that still has pending points is resumed; when there is none (or all such runs are
-    complete) a new run with a UTC timestamp id (C(20261121T153000Z)) is created.
+  - With I(run_id=auto) the newest run of the experiment whose plan hash matches is
+    resumed, finished or not, so running the same sweep again measures only what is
+    missing (nothing once it is complete); when there is none a new run with a UTC
+    timestamp id (C(20261121T153000Z)) is created. I(run_id=new) always starts a new run.
   - An explicit I(run_id) is created, or resumed; if the plan changed, the new points
     are added to the run (points already there and their results are kept) and
     C(plan_history) in C(run.json) records the extension.
@@ -53,7 +54,7 @@ options:
     elements: dict
     required: true
   run_id:
-    description: C(auto), or an explicit run directory name to create or resume.
+    description: C(auto) (resume the newest run with the same plan), C(new) (start a new run), or an explicit run directory name to create or resume.
     type: str
     default: auto
   run_parameters:
@@ -213,7 +214,7 @@ def main():
             results_dir, params["experiment"], params["plan"], run_id=params["run_id"],
             run_parameters=params["run_parameters"], report=params["report"],
             estimate_s_per_point=params["estimate_s_per_point"],
-            write=not (module.check_mode or status_only), resume_complete=status_only)
+            write=not (module.check_mode or status_only))
     except ResultError as exc:
         module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])
     except OSError as exc:
@@ -222,7 +223,7 @@ def main():
     if status_only and result["action"] == "created":
         module.fail_json(
             msg=f"result_run: no run of experiment {params['experiment']} matches"
-                + (f" run_id {params['run_id']}" if params["run_id"] != "auto" else " this plan with pending points")
+                + (f" run_id {params['run_id']}" if params["run_id"] != "auto" else " this plan")
                 + f" under {results_dir}; use state=open to create one",
             experiment=params["experiment"])
     changed = result.pop("changed") and not status_only

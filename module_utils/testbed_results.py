@@ -467,21 +467,21 @@ def _existing_runs(experiment_dir):
 
 
 def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
-             estimate_s_per_point=None, now=None, write=True, resume_complete=False):
+             estimate_s_per_point=None, now=None, write=True):
     """Create or resume a run directory; return the plan with done flags.
 
     ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
-    matches and that still has pending points; otherwise (none, or all complete)
-    a new UTC timestamp id is made.  An explicit ``run_id`` is created, or
-    resumed; a changed plan is merged into it (new points added, points already
-    there kept, ``plan_history`` records the change).  With ``write=False``
-    (check mode) nothing is written.  ``resume_complete=True`` (status queries)
-    lets ``auto`` pick the newest matching run even when it is complete.
+    matches, finished or not, so running the same sweep again measures only
+    what is missing (nothing when it is complete); when there is none a new
+    UTC timestamp id is made.  ``run_id="new"`` always starts a new run.  An
+    explicit ``run_id`` is created, or resumed; a changed plan is merged into it
+    (new points added, points already there kept, ``plan_history`` records the
+    change).  With ``write=False`` (check mode) nothing is written.
     """
     check_name(experiment, "experiment")
     if run_id is None:
         run_id = "auto"
-    if run_id != "auto":
+    if run_id not in ("auto", "new"):
         check_name(run_id, "run_id")
     if run_parameters is not None and not isinstance(run_parameters, dict):
         raise ResultError(f"run_parameters must be a mapping, got {run_parameters!r}")
@@ -501,14 +501,13 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     action = "created"
     if run_id == "auto":
         for _created, name, candidate in _existing_runs(experiment_dir):
-            if candidate.get("plan_hash") != wanted_hash:
-                continue
-            done = _done_ids(os.path.join(experiment_dir, name), candidate)
-            if resume_complete or any(p["point_id"] not in done for p in candidate["plan"]):
+            if candidate.get("plan_hash") == wanted_hash:
                 run_id, run, action = name, candidate, "resumed"
                 break
         if run is None:
             run_id = _new_run_id(experiment_dir, now)
+    elif run_id == "new":
+        run_id = _new_run_id(experiment_dir, now)
     elif os.path.isfile(os.path.join(experiment_dir, run_id, RUN_FILE)):
         run = load_run_file(os.path.join(experiment_dir, run_id))
         action = "resumed"

@@ -154,19 +154,24 @@ def test_resume_auto_finds_the_unfinished_run(tmp_path):
     assert done_flags["rr__rate-2000__rep1"] == (False, None)
 
 
-def test_complete_run_with_same_plan_starts_a_new_run(tmp_path):
+def test_complete_run_is_resumed_with_nothing_pending_and_new_starts_another(tmp_path):
     first = open_run(str(tmp_path), "lvs", PLAN[:2], now=NOW)
     for point in first["pending"]:
         store(first["run_dir"], point)
-    second = open_run(str(tmp_path), "lvs", PLAN[:2], now=NOW)
+    # running the same sweep again is idempotent: the complete run, nothing to measure
+    again = open_run(str(tmp_path), "lvs", PLAN[:2], now=NOW + datetime.timedelta(seconds=1))
+    assert again["run_id"] == "20261121T153000Z"
+    assert again["action"] == "resumed" and again["changed"] is False
+    assert again["pending"] == [] and again["done_count"] == 2
+    # run_id=new asks for a fresh run of the same plan
+    second = open_run(str(tmp_path), "lvs", PLAN[:2], run_id="new", now=NOW)
     assert second["run_id"] == "20261121T153000Z-2"
     assert second["action"] == "created" and second["done_count"] == 0
-    # a different plan never resumes the other run either
+    # auto now picks the newest run with that plan: the fresh one
+    assert open_run(str(tmp_path), "lvs", PLAN[:2], write=False)["run_id"] == "20261121T153000Z-2"
+    # a different plan never resumes the other runs
     third = open_run(str(tmp_path), "lvs", PLAN, now=NOW + datetime.timedelta(seconds=5))
     assert third["run_id"] == "20261121T153005Z"
-    # status of the complete run: found with resume_complete, nothing written
-    status = open_run(str(tmp_path), "lvs", PLAN[:2], write=False, resume_complete=True)
-    assert status["run_id"] in ("20261121T153000Z", "20261121T153000Z-2")
 
 
 def test_explicit_run_id_merges_a_changed_plan(tmp_path):
