@@ -103,6 +103,98 @@ def search(pattern, text, tool, source, what, flags=re.MULTILINE):
     return match
 
 
+# ---------------------------------------------------------------------------
+# JSON outputs (iperf3 -J, fio --output-format=json): tools may print text
+# lines before the document, concatenate several documents, stop mid-document
+# or print nan; one decoder handles all of that for every JSON parser.
+# ---------------------------------------------------------------------------
+
+_JSON_OPEN_LINE = re.compile(r"^\{[ \t]*\r?$", re.MULTILINE)
+_JSON_NONFINITE = re.compile(r"-?(?:nan|inf)", re.IGNORECASE)
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _reject_constant(name):
+    raise _NonFinite(name)
+
+
+def _json_ends_early(text, start):
+    """True when the document opened at ``start`` never closes (the text stops inside it)."""
+    depth = 0
+    in_string = escaped = False
+    for char in text[start:]:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True
+
+
+def json_documents(text, tool, source, nan_hint=""):
+    """Decode the JSON documents in a tool's stdout.
+
+    Documents start at a line that is only ``{`` (or at the first character when
+    the text starts with ``{``); text lines around them are kept as diagnostics.
+    Returns a dict: ``documents`` (list of ``(document, start, end)`` offsets),
+    ``skipped`` (non-JSON lines before/between documents), ``trailing`` (text after
+    the last document), ``truncated`` (the text stops inside a document) and
+    ``invalid`` (why a ``{`` line did not start a document, or None).
+    nan/inf numbers raise ParseError (``nan_hint`` says which versions print them).
+    """
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    found = {"documents": [], "skipped": [], "trailing": "", "truncated": False, "invalid": None}
+    starts = [m.start() for m in _JSON_OPEN_LINE.finditer(text)]
+    stripped = text.lstrip()
+    if stripped.startswith("{") and (len(text) - len(stripped)) not in starts:
+        starts.insert(0, len(text) - len(stripped))
+    pos = 0
+    for start in starts:
+        if start < pos:
+            continue
+        found["skipped"].extend(line.strip() for line in text[pos:start].splitlines() if line.strip())
+        try:
+            document, end = decoder.raw_decode(text, start)
+        except _NonFinite as exc:
+            raise ParseError(tool, source, "a number in the JSON is %s%s; the run has no usable value"
+                             % (exc, nan_hint)) from None
+        except ValueError as exc:
+            err_pos = getattr(exc, "pos", None)
+            if err_pos is not None and _JSON_NONFINITE.match(text, err_pos):
+                raise ParseError(
+                    tool, source, "a number is %r at line %d%s; the run has no usable value"
+                    % (_JSON_NONFINITE.match(text, err_pos).group(0), text.count("\n", 0, err_pos) + 1,
+                       nan_hint)) from None
+            if _json_ends_early(text, start):
+                found["truncated"] = True
+                pos = len(text)
+                break
+            # a "{" line that does not start a valid document: keep looking
+            found["invalid"] = found["invalid"] or "%s at line %d" % (
+                getattr(exc, "msg", exc), text.count("\n", 0, err_pos or 0) + 1)
+            line_end = text.find("\n", start)
+            found["skipped"].append(text[start:line_end if line_end >= 0 else len(text)].strip())
+            pos = line_end + 1 if line_end >= 0 else len(text)
+            continue
+        found["documents"].append((document, start, end))
+        pos = end
+    found["trailing"] = text[pos:]
+    return found
+
+
 def new_result(tool, source):
     return {
         "tool": tool,

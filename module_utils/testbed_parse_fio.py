@@ -25,14 +25,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import math
 import os
-import re
 
 from ansible.module_utils.testbed_parse import (
     ParseError,
     invalidate,
+    json_documents,
     new_result,
     require_text,
     to_number,
@@ -49,76 +48,13 @@ DIRECTION_METRICS = (
     "lat_mean_us", "slat_mean_us",
 )
 
-_OPEN_LINE = re.compile(r"^\{[ \t]*\r?$", re.MULTILINE)
-_NONFINITE = re.compile(r"-?(?:nan|inf)", re.IGNORECASE)
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject_constant(name):
-    raise _NonFinite(name)
-
-
-def _ends_early(text, start):
-    """True when the document opened at ``start`` never closes (the text stops inside it)."""
-    depth = 0
-    in_string = escaped = False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return False
-    return True
-
-
 def _documents(text, source):
-    """Split stdout into (documents, skipped text lines, truncated flag)."""
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
-    documents, skipped = [], []
-    truncated = False
-    invalid = None
-    pos = 0
-    while True:
-        match = _OPEN_LINE.search(text, pos)
-        if match is None:
-            break
-        skipped.extend(line.strip() for line in text[pos:match.start()].splitlines() if line.strip())
-        try:
-            document, end = decoder.raw_decode(text, match.start())
-        except _NonFinite as exc:
-            raise ParseError(TOOL, source, "a number in the JSON is %s; the run has no usable value" % exc) from None
-        except ValueError as exc:
-            err_pos = getattr(exc, "pos", None)
-            if err_pos is not None and _NONFINITE.match(text, err_pos):
-                raise ParseError(
-                    TOOL, source, "a number is %r at line %d; the run has no usable value"
-                    % (_NONFINITE.match(text, err_pos).group(0), text.count("\n", 0, err_pos) + 1)) from None
-            if _ends_early(text, match.start()):
-                truncated = True
-                break
-            # A "{" line that does not start a valid document: keep looking.
-            invalid = invalid or "%s at line %d" % (getattr(exc, "msg", exc), text.count("\n", 0, err_pos or 0) + 1)
-            skipped.append(text[match.start():match.end()].strip())
-            pos = match.end()
-            continue
-        documents.append(document)
-        pos = end
-    if not truncated:
-        skipped.extend(line.strip() for line in text[pos:].splitlines() if line.strip())
-    return documents, skipped, truncated, invalid
+    """Split stdout into (documents, skipped text lines, truncated flag, invalid reason)."""
+    found = json_documents(text, TOOL, source)
+    skipped = list(found["skipped"])
+    if not found["truncated"]:
+        skipped.extend(line.strip() for line in found["trailing"].splitlines() if line.strip())
+    return [doc for doc, _start, _end in found["documents"]], skipped, found["truncated"], found["invalid"]
 
 
 class _Reader(object):

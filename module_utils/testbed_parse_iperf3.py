@@ -25,13 +25,13 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-import json
 import math
 import re
 
 from ansible.module_utils.testbed_parse import (
     ParseError,
     invalidate,
+    json_documents,
     new_result,
     require_text,
     to_number,
@@ -44,79 +44,23 @@ TOOL = "iperf3"
 # (e.g. retransmits 4294967294).  Anything at or above 2**31 is such a value.
 _SENTINEL_LIMIT = 2 ** 31
 
-_NONFINITE = re.compile(r"-?(?:nan|inf)", re.IGNORECASE)
-_OPEN_LINE = re.compile(r"^[ \t]*\{[ \t]*\r?$", re.MULTILINE)
-
-
-class _NonFinite(ValueError):
-    pass
-
-
-def _reject_constant(name):
-    raise _NonFinite(name)
-
-
-def _line_col(text, pos):
-    line = text.count("\n", 0, pos) + 1
-    return line
-
-
-def _ends_early(text, start):
-    """True when the document opened at ``start`` never closes (the text stops inside it)."""
-    depth = 0
-    in_string = escaped = False
-    for char in text[start:]:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return False
-    return True
-
-
 def _decode(text, source):
     """Return (document, skipped_leading_lines, trailing_text)."""
-    match = _OPEN_LINE.search(text)
-    if match is None:
-        stripped = text.lstrip()
-        if stripped.startswith("{"):
-            start = len(text) - len(stripped)
-        else:
-            first = stripped.splitlines()[0].strip()
-            raise ParseError(
-                TOOL, source,
-                "not JSON (usage text / parameter error? or not iperf3 -J output); first line: %r" % first[:120])
-    else:
-        start = match.start()
-    skipped = [line.strip() for line in text[:start].splitlines() if line.strip()]
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
-    try:
-        document, end = decoder.raw_decode(text, start)
-    except _NonFinite as exc:
-        raise ParseError(TOOL, source, "a number in the JSON is %s; the run has no usable value" % exc) from None
-    except ValueError as exc:
-        pos = getattr(exc, "pos", None)
-        if pos is not None and _NONFINITE.match(text, pos):
-            raise ParseError(
-                TOOL, source,
-                "a number is %r at line %d (iperf3 <= 3.1 printed nan for undefined values); "
-                "the run has no usable value" % (_NONFINITE.match(text, pos).group(0), _line_col(text, pos))) from None
-        if _ends_early(text, start):
+    found = json_documents(text, TOOL, source, nan_hint=" (iperf3 <= 3.1 printed nan for undefined values)")
+    if not found["documents"]:
+        if found["truncated"]:
             raise ParseError(
                 TOOL, source,
                 "truncated JSON: the document stops after %d bytes without its closing brace "
-                "(interrupted copy or killed iperf3?)" % len(text.encode("utf-8"))) from None
-        raise ParseError(TOOL, source, "invalid JSON (%s)" % exc) from None
+                "(interrupted copy or killed iperf3?)" % len(text.encode("utf-8")))
+        if found["invalid"]:
+            raise ParseError(TOOL, source, "invalid JSON (%s)" % found["invalid"])
+        first = text.strip().splitlines()[0].strip()
+        raise ParseError(
+            TOOL, source,
+            "not JSON (usage text / parameter error? or not iperf3 -J output); first line: %r" % first[:120])
+    document, start, end = found["documents"][0]
+    skipped = [line.strip() for line in text[:start].splitlines() if line.strip()]
     return document, skipped, text[end:]
 
 
