@@ -140,7 +140,9 @@ reasons:
   elements: str
   sample: []
 warnings:
-  description: Counters that went backwards, vanished cgroups, a stop file that never came...
+  description:
+    - Counters that went backwards, vanished cgroups, a stop file that never came...
+    - Shown as Ansible warnings; the list itself is in C(ansible_facts.cpu_sample.warnings).
   returned: success
   type: list
   elements: str
@@ -199,7 +201,7 @@ def main():
             module.fail_json(msg=f"cpu_sample: cgroups.{name} must be a cgroup path, got {spec!r}")
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg="check mode: no CPU sampling done",
-                         metrics={}, valid=True, reasons=[], warnings=[], details={})
+                         metrics={}, valid=True, reasons=[], details={})
     try:
         result = sample(params["duration"], interval=params["interval"], stop_file=params["stop_file"],
                         cgroups=cgroups, warmup=params["warmup"], cgroup_root=params["cgroup_root"])
@@ -214,7 +216,12 @@ def main():
         except OSError as exc:
             module.fail_json(msg=f"cpu_sample: cannot write dest {params['dest']}: {exc}")
         changed = True
-    module.exit_json(changed=changed, ansible_facts={"cpu_sample": result}, **result)
+    # ``warnings`` is reserved by Ansible (deprecated in exit_json since 2.19): show
+    # each through module.warn; the list stays in ansible_facts.cpu_sample.warnings.
+    for message in result["warnings"]:
+        module.warn(f"cpu_sample: {message}")
+    top_level = {key: value for key, value in result.items() if key != "warnings"}
+    module.exit_json(changed=changed, ansible_facts={"cpu_sample": result}, **top_level)
 
 
 if __name__ == "__main__":

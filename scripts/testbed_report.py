@@ -19,7 +19,11 @@ derived ``index.json`` is ignored) and writes, in RUN_DIR:
 The report spec may come from run.json's ``report`` key::
 
     {"x": "rate", "metrics": ["reply_rate_per_s"], "higher_is_better": {"response_ms": false},
-     "baseline_variant": "native", "title": "...", "notes": ["..."]}
+     "baseline_variant": "native", "title": "...", "notes": ["..."],
+     "tables": [{"title": "...", "header": ["a", "b"], "rows": [["1", "2"]], "notes": ["..."]}]}
+
+``tables`` are tables an experiment derived itself (cells already formatted),
+shown after the notes.
 
 Command-line options override it.  All statistics come from
 ``filter_plugins/testbed_stats.py``: one implementation of the maths.
@@ -415,6 +419,12 @@ def build_blocks(model, spec, charts, chart_note):
     if notes:
         add(("h", 2, "Notes"))
         add(("list", notes))
+    for table in spec.get("tables") or []:
+        # Tables the experiment derived itself (already formatted), e.g. the NFV study's.
+        add(("h", 2, table["title"]))
+        add(("table", table["header"], table["rows"]))
+        for note in table.get("notes") or []:
+            add(("p", note))
 
     add(("h", 2, "Results"))
     xs = model.x_values
@@ -846,6 +856,25 @@ def _write_text(path, text):
     os.rename(tmp, path)
 
 
+def _check_tables(tables):
+    """``report.tables``: a list of {title, header: [..], rows: [[..]], notes: [..]} (cells as text)."""
+    if tables is None:
+        return
+    if not isinstance(tables, list):
+        raise ReportError(f"report.tables must be a list of {{title, header, rows}}, got {tables!r}")
+    for number, table in enumerate(tables):
+        where = f"report.tables[{number}]"
+        if not isinstance(table, dict) or not isinstance(table.get("title"), str) or not table["title"].strip():
+            raise ReportError(f"{where} must be a mapping with a non-empty title, header and rows")
+        header, rows = table.get("header"), table.get("rows")
+        if not isinstance(header, list) or not header:
+            raise ReportError(f"{where}.header must be a non-empty list of column names")
+        if not isinstance(rows, list) or any(not isinstance(r, list) or len(r) != len(header) for r in rows):
+            raise ReportError(f"{where}.rows must be a list of rows with {len(header)} cells each (like the header)")
+        if table.get("notes") is not None and not isinstance(table["notes"], list):
+            raise ReportError(f"{where}.notes must be a list of sentences")
+
+
 def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, baseline=None,
                 include_invalid=False, out=sys.stdout):
     """Write the report files; return the list of paths written."""
@@ -862,6 +891,7 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
             spec[key] = value
     if spec.get("notes") is not None and not isinstance(spec["notes"], list):
         spec["notes"] = [str(spec["notes"])]
+    _check_tables(spec.get("tables"))
     if spec.get("higher_is_better") is not None and not isinstance(spec["higher_is_better"], dict):
         raise ReportError("report.higher_is_better must be an object metric -> true/false")
     model = Model(run, docs, x=spec.get("x"), metrics=spec.get("metrics"), include_invalid=include_invalid)

@@ -1,0 +1,220 @@
+"""NFV chain filters (filter_plugins/testbed_nfv.py) on real point documents.
+
+tests/fixtures/nfv_chain/ holds the six point documents and the fidelity
+check of a real lab run of playbooks/nfv-chain.yml (5 s x 2 repetitions).
+"""
+import glob
+import json
+import os
+
+import pytest
+import testbed_nfv as nfv
+from ansible.errors import AnsibleFilterError
+from conftest import FIXTURES
+
+STUDY = [{"name": "baseline", "hops": []},
+         {"name": "1-vnf", "hops": ["firewall"]},
+         {"name": "2-vnf", "hops": ["firewall", "loadbalancer"]}]
+
+
+def _docs():
+    return [json.load(open(path)) for path in sorted(glob.glob(os.path.join(FIXTURES, "nfv_chain", "*__rep*.json")))]
+
+
+def _fidelity():
+    with open(os.path.join(FIXTURES, "nfv_chain", "fidelity.json")) as handle:
+        return json.load(handle)
+
+
+# ---------------------------------------------------------------------------
+# nfv_topology
+# ---------------------------------------------------------------------------
+
+def test_study_layout():
+    topo = nfv.nfv_topology(STUDY)
+    assert topo["client"] == {"name": "nfv-client", "role": "client", "networks": [
+        {"name": "nfv-baseline-net0", "ipv4_address": "10.231.0.10"},
+        {"name": "nfv-1-vnf-net0", "ipv4_address": "10.231.8.10"},
+        {"name": "nfv-2-vnf-net0", "ipv4_address": "10.231.16.10"}]}
+    assert topo["backend"]["networks"] == [
+        {"name": "nfv-baseline-net0", "ipv4_address": "10.231.0.20"},
+        {"name": "nfv-1-vnf-net1", "ipv4_address": "10.231.9.20"},
+        {"name": "nfv-2-vnf-net2", "ipv4_address": "10.231.18.20"}]
+    assert [(n["name"], n["bridge"], n["subnet"], n["gateway"]) for n in topo["networks"]] == [
+        ("nfv-baseline-net0", "nfv-s0n0", "10.231.0.0/24", "10.231.0.1"),
+        ("nfv-1-vnf-net0", "nfv-s1n0", "10.231.8.0/24", "10.231.8.1"),
+        ("nfv-1-vnf-net1", "nfv-s1n1", "10.231.9.0/24", "10.231.9.1"),
+        ("nfv-2-vnf-net0", "nfv-s2n0", "10.231.16.0/24", "10.231.16.1"),
+        ("nfv-2-vnf-net1", "nfv-s2n1", "10.231.17.0/24", "10.231.17.1"),
+        ("nfv-2-vnf-net2", "nfv-s2n2", "10.231.18.0/24", "10.231.18.1")]
+    fw, lb = topo["vnfs"][1], topo["vnfs"][2]
+    assert (fw["name"], fw["ingress_address"], fw["egress_address"], fw["next_hop"], fw["key"]) == (
+        "nfv-2-vnf-hop1-firewall", "10.231.16.20", "10.231.17.10", "10.231.17.20", "vnf1_firewall")
+    assert (lb["name"], lb["ingress_address"], lb["egress_address"], lb["next_hop"], lb["key"]) == (
+        "nfv-2-vnf-hop2-loadbalancer", "10.231.17.20", "10.231.18.10", "10.231.18.20", "vnf2_loadbalancer")
+
+
+def test_scenario_facts():
+    base, one, two = nfv.nfv_topology(STUDY)["scenarios"]
+    assert (base["entry"], base["expected_peer"], base["chain"], base["icmp_passes"]) == (
+        "10.231.0.20", "10.231.0.10", "none", True)
+    assert (one["entry"], one["expected_peer"], one["chain"], one["icmp_passes"], one["udp_passes"]) == (
+        "10.231.8.20", "10.231.9.10", "firewall", True, True)
+    assert (two["entry"], two["expected_peer"], two["chain"], two["icmp_passes"], two["udp_passes"]) == (
+        "10.231.16.20", "10.231.18.10", "firewall+loadbalancer", False, False)
+    assert two["icmp_reason"].startswith("ICMP does not pass hop 2 (loadbalancer)")
+    assert two["containers"] == {"client": "nfv-client", "backend": "nfv-backend",
+                                 "vnf1_firewall": "nfv-2-vnf-hop1-firewall",
+                                 "vnf2_loadbalancer": "nfv-2-vnf-hop2-loadbalancer"}
+    assert base["description"] == "client and backend on one network"
+    assert two["description"] == "client -> firewall -> loadbalancer -> backend"
+
+
+def test_any_sequence_of_hops_and_custom_plan():
+    topo = nfv.nfv_topology([{"name": "lb-fw-fw", "hops": ["loadbalancer", "firewall", "firewall"]}],
+                            name="x", subnet_prefix="172.30", segments_per_scenario=4, bridge_prefix="t-",
+                            left_host=2, right_host=3)
+    scenario = topo["scenarios"][0]
+    assert scenario["entry"] == "172.30.0.3"
+    assert scenario["expected_peer"] == "172.30.3.2"
+    assert [v["next_hop"] for v in topo["vnfs"]] == ["172.30.1.3", "172.30.2.3", "172.30.3.3"]
+    assert [v["key"] for v in topo["vnfs"]] == ["vnf1_loadbalancer", "vnf2_firewall", "vnf3_firewall"]
+    assert [n["bridge"] for n in topo["networks"]] == ["t-s0n0", "t-s0n1", "t-s0n2", "t-s0n3"]
+
+
+@pytest.mark.parametrize("scenarios, kwargs, fragment", [
+    ([], {}, "scenarios must be a non-empty list"),
+    ([{"name": "a", "hops": ["router"]}], {}, "hops[0] is 'router'; VNF types are firewall, loadbalancer"),
+    ([{"name": "a"}, {"name": "a"}], {}, "scenarios[1].name 'a' is used twice"),
+    ([{"name": "Bad Name"}], {}, "must be lower-case letters"),
+    ([{"name": "a", "hop": []}], {}, "unknown key(s) hop"),
+    ([{"name": "a", "hops": ["firewall"] * 8}], {}, "has 8 hops; at most 7 fit"),
+    ([{"name": "a"}], {"subnet_prefix": "8.8"}, "is not a private range"),
+    ([{"name": "a"}], {"subnet_prefix": "10.231.0"}, "first two octets"),
+    ([{"name": "a"}], {"bridge_prefix": "much-too-long-"}, "bridge_prefix must be up to 8"),
+    ([{"name": "a"}], {"left_host": 20}, "left_host and right_host must differ"),
+    ([{"name": str(i)} for i in range(33)], {}, "do not fit in 10.231.0.0/16"),
+])
+def test_bad_layouts_are_refused(scenarios, kwargs, fragment):
+    with pytest.raises(AnsibleFilterError) as info:
+        nfv.nfv_topology(scenarios, **kwargs)
+    assert fragment in str(info.value)
+    assert str(info.value).startswith("nfv_topology: ")
+
+
+# ---------------------------------------------------------------------------
+# nfv_plan, nfv_cgroups
+# ---------------------------------------------------------------------------
+
+def test_plan_orders():
+    topo = nfv.nfv_topology(STUDY)
+    params = {"duration_s": 5, "protocol": "tcp", "streams": 1}
+    plan = nfv.nfv_plan(topo, 2, params)
+    assert [(p["variant"], p["repetition"]) for p in plan] == [
+        ("baseline", 1), ("1-vnf", 1), ("2-vnf", 1), ("baseline", 2), ("1-vnf", 2), ("2-vnf", 2)]
+    assert all(p["parameters"] == params for p in plan)
+    grouped = nfv.nfv_plan(topo, "3", params, order="grouped")
+    assert [(p["variant"], p["repetition"]) for p in grouped][:4] == [
+        ("baseline", 1), ("baseline", 2), ("baseline", 3), ("1-vnf", 1)]
+    with pytest.raises(AnsibleFilterError, match="repetitions must be between 1 and 1000, got 0"):
+        nfv.nfv_plan(topo, 0)
+    with pytest.raises(AnsibleFilterError, match="order must be interleaved or grouped"):
+        nfv.nfv_plan(topo, 1, order="random")
+
+
+def test_cgroups_from_docker_host_info():
+    doc = [d for d in _docs() if d["variant"] == "1-vnf"][0]
+    ids = {key: path.split("/")[1] for key, path in doc["extra"]["cgroups"].items()}
+    topo = nfv.nfv_topology(STUDY)
+    containers = [{"Names": ["/nfv-client"], "Id": ids["client"]},
+                  {"Names": ["/nfv-backend"], "Id": ids["backend"]},
+                  {"Names": ["/nfv-1-vnf-hop1-firewall"], "Id": ids["vnf1_firewall"]},
+                  {"Names": ["/nfv-2-vnf-hop1-firewall"], "Id": "a" * 64},
+                  {"Names": ["/nfv-2-vnf-hop2-loadbalancer"], "Id": "b" * 64}]
+    groups = nfv.nfv_cgroups(topo, containers)
+    assert groups["1-vnf"] == doc["extra"]["cgroups"]
+    assert groups["2-vnf"]["vnf2_loadbalancer"] == "docker/" + "b" * 64
+    systemd = nfv.nfv_cgroups(topo, containers, "systemd")
+    assert systemd["baseline"]["client"] == "system.slice/docker-%s.scope" % ids["client"]
+    with pytest.raises(AnsibleFilterError, match="container nfv-2-vnf-hop1-firewall of scenario 2-vnf is not running"):
+        nfv.nfv_cgroups(topo, containers[:3] + containers[4:])
+
+
+# ---------------------------------------------------------------------------
+# nfv_study_tables, nfv_fidelity
+# ---------------------------------------------------------------------------
+
+def test_study_tables_from_real_points():
+    result = nfv.nfv_study_tables(_docs(), nfv.nfv_topology(STUDY)["scenarios"])
+    derived = result["derived"]
+    assert derived["baseline"]["throughput_gbps"] == pytest.approx(23.46482542787727)
+    assert derived["1-vnf"]["throughput_gbps"] == pytest.approx(20.71993790867883)
+    # D_th = (23.4648 - 20.7199) / 23.4648 x 100
+    assert derived["1-vnf"]["throughput_drop_pct"] == pytest.approx(11.697881698013356)
+    assert derived["2-vnf"]["throughput_drop_pct"] == pytest.approx(69.2052945557801)
+    # K_lat ICMP = (0.106 - 0.0805) / 0.0805 x 100; no ICMP through the proxy
+    assert derived["1-vnf"]["icmp_latency_rise_pct"] == pytest.approx(31.67701863354039)
+    assert derived["2-vnf"]["icmp_rtt_avg_ms"] is None and derived["2-vnf"]["icmp_latency_rise_pct"] is None
+    assert derived["2-vnf"]["tcp_latency_rise_pct"] == pytest.approx(187.97303623256246)
+    assert derived["baseline"]["throughput_drop_pct"] is None
+    throughput, latency, cpu = result["tables"]
+    assert throughput["rows"] == [["baseline", "none", "23.5 \u00b1 9.6 (n=2)", "\u2014"],
+                                  ["1-vnf", "firewall", "20.7 \u00b1 6.3 (n=2)", "11.7 %"],
+                                  ["2-vnf", "firewall+loadbalancer", "7.23 \u00b1 5.9 (n=2)", "69.2 %"]]
+    assert latency["rows"][2] == ["2-vnf", "N/A (ICMP does not pass the L4 proxy)", "N/A",
+                                  "0.0769 \u00b1 0.085 (n=2)", "+188.0 %"]
+    assert cpu["header"] == ["scenario", "client %", "backend %", "vnf1_firewall %", "vnf2_loadbalancer %",
+                             "host softirq %", "host busy %"]
+    assert cpu["rows"][1] == ["1-vnf", "98.8", "76.5", "0.00200", "\u2014", "45.1", "90.2"]
+    assert cpu["rows"][2][4] == "97.6"
+    assert result["notes"][0].startswith("1-vnf (firewall): throughput drop D_th = 11.7 % (20.72 vs 23.46 Gbit/s)")
+
+
+def test_invalid_points_are_left_out():
+    docs = _docs()
+    for doc in docs:
+        if doc["variant"] == "1-vnf" and doc["repetition"] == 2:
+            doc["valid"] = False
+    derived = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])["derived"]
+    assert derived["1-vnf"]["points"] == 1
+    assert derived["1-vnf"]["throughput_gbps"] == pytest.approx(21.216945850904935)
+    with_invalid = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"], include_invalid=True)
+    assert with_invalid["derived"]["1-vnf"]["points"] == 2
+
+
+def test_study_tables_need_the_baseline():
+    scenarios = nfv.nfv_topology(STUDY)["scenarios"]
+    with pytest.raises(AnsibleFilterError, match="baseline 'native' is not a scenario"):
+        nfv.nfv_study_tables(_docs(), scenarios, baseline="native")
+    with pytest.raises(AnsibleFilterError, match=r"docs\[0\] is not a result document"):
+        nfv.nfv_study_tables([{"metrics": {}}], scenarios)
+
+
+def test_fidelity_of_the_real_run():
+    saved = _fidelity()
+    result = nfv.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 5, 1e-9)
+    assert result["direct_mean"] == pytest.approx(24.27124941818727)
+    assert result["harness_mean"] == pytest.approx(23.46482542787727)
+    assert result["difference_pct"] == pytest.approx(3.436735520529097)
+    assert result["passed"] is True
+    assert result["sentence"] == (
+        "Fidelity check passed: iperf3 run directly (plain docker exec, no harness) on the baseline's client and "
+        "backend gave 24.27 Gbit/s (n=2), the harness's baseline 23.46 Gbit/s (n=2); difference +3.44 % "
+        "(tolerance \u00b15 %). Run-to-run spread (max \u2212 min) / mean on this machine: harness 6.4 %, direct 2.4 %.")
+    # (24.2207 - 22.7089) / 23.4648 and (24.5588 - 23.9837) / 24.2712
+    assert result["harness_spread_pct"] == pytest.approx(6.443030992)
+    assert result["direct_spread_pct"] == pytest.approx(2.369392432)
+    strict = nfv.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 3, 1e-9)
+    assert strict["passed"] is False and strict["sentence"].startswith("Fidelity check FAILED")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (([], [1.0]), "direct must be a non-empty list"),
+    (([1.0], []), "harness must be a non-empty list"),
+    (([1.0], [1.0], 0), "tolerance_pct must be > 0"),
+    (([float("nan")], [1.0]), "nfv_fidelity"),
+])
+def test_fidelity_bad_input(args, fragment):
+    with pytest.raises(AnsibleFilterError) as info:
+        nfv.nfv_fidelity(*args)
+    assert fragment in str(info.value)

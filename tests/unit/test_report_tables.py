@@ -1,0 +1,63 @@
+"""report.tables of scripts/testbed_report.py: tables an experiment derived itself.
+
+Uses the real NFV chain points (tests/fixtures/nfv_chain) and the tables that
+filter_plugins/testbed_nfv.py derives from them.
+"""
+import glob
+import io
+import json
+import os
+import shutil
+
+import pytest
+import testbed_nfv as nfv
+import testbed_report as report
+from conftest import FIXTURES
+
+STUDY = [{"name": "baseline", "hops": []},
+         {"name": "1-vnf", "hops": ["firewall"]},
+         {"name": "2-vnf", "hops": ["firewall", "loadbalancer"]}]
+
+
+def _run_dir(tmp_path, spec):
+    paths = sorted(glob.glob(os.path.join(FIXTURES, "nfv_chain", "*__rep*.json")))
+    for path in paths:
+        shutil.copy(path, tmp_path)
+    docs = [json.load(open(p)) for p in paths]
+    run = {"experiment": "nfv_chain", "run_id": docs[0]["run_id"],
+           "plan": [{"point_id": d["point_id"], "variant": d["variant"]} for d in docs], "report": spec}
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    return docs
+
+
+def test_tables_are_rendered_after_the_notes(tmp_path):
+    docs = _run_dir(tmp_path, {})
+    study = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])
+    spec = {"title": "NFV", "baseline_variant": "baseline", "metrics": ["throughput_gbps"],
+            "notes": ["a note"], "tables": study["tables"]}
+    run = json.loads((tmp_path / "run.json").read_text())
+    run["report"] = spec
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    report.make_report(str(tmp_path), formats=("md", "html"), out=io.StringIO())
+    text = (tmp_path / "report.md").read_text()
+    assert "## Throughput (iperf3, Gbit/s) and throughput drop D_th" in text
+    assert "| 1-vnf | firewall | 20.7 \u00b1 6.3 (n=2) | 11.7 % |" in text
+    assert "| 2-vnf | N/A (ICMP does not pass the L4 proxy) | N/A | 0.0769 \u00b1 0.085 (n=2) | +188.0 % |" in text
+    assert "D_th = (T_base \u2212 T_vnf) / T_base \u00d7 100 of the means (pct_drop)." in text
+    assert text.index("## Notes") < text.index("## Throughput (iperf3") < text.index("## Results")
+    html = (tmp_path / "report.html").read_text()
+    assert "<td>11.7 %</td>" in html
+
+
+@pytest.mark.parametrize("tables, fragment", [
+    ("x", "report.tables must be a list"),
+    ([{"header": ["a"], "rows": []}], "report.tables[0] must be a mapping with a non-empty title"),
+    ([{"title": "t", "header": [], "rows": []}], "report.tables[0].header must be a non-empty list"),
+    ([{"title": "t", "header": ["a", "b"], "rows": [["1"]]}], "rows with 2 cells each"),
+    ([{"title": "t", "header": ["a"], "rows": [["1"]], "notes": "n"}], "report.tables[0].notes must be a list"),
+])
+def test_bad_tables_are_refused(tmp_path, tables, fragment):
+    _run_dir(tmp_path, {"tables": tables})
+    with pytest.raises(report.ReportError) as info:
+        report.make_report(str(tmp_path), formats=("md",), out=io.StringIO())
+    assert fragment in str(info.value)
