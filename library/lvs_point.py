@@ -1,0 +1,280 @@
+#!/usr/bin/python
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Evaluate and store one point of the LVS scheduler comparison."""
+
+DOCUMENTATION = r"""
+---
+module: lvs_point
+short_description: Turn one LVS load point's raw outputs into a result document
+description:
+  - Parses every httperf process report of the point with the project's httperf parser
+    (each with its own requested rate, so each keeps its validity verdict), sums and
+    weights them into the point's totals, reads the director's per-real-server
+    connection counters (C(ipvsadm -Ln --stats --exact), parsed by the ipvsadm parser)
+    into counts and Jain's fairness index, and cuts each host's CPU figures out of the
+    continuous sampler's lines for the load window.
+  - The point is valid when every httperf process is valid, the processes together
+    reached I(min_rate_ratio) of the requested rate, errors stay at or below
+    I(max_error_pct) and the director's counters were read. A load client or real server
+    that failed shows up as reasons or warnings, never as a silent number.
+  - With I(store=true) the document is written to the run directory like M(result_store)
+    does (atomically, raw outputs beside it); one module call per point keeps a sweep's
+    orchestration overhead small.
+  - Runs on the controller (C(delegate_to: localhost), C(run_once: true)).
+version_added: "1.0.0"
+author: Testbed contributors
+options:
+  run_dir:
+    description: Run directory returned by M(result_run) (needed when I(store=true)).
+    type: path
+  point:
+    description: The planned point, a mapping with C(variant), C(parameters) and C(repetition).
+    type: dict
+    required: true
+  clients:
+    description:
+      - One entry per load client host, C({host, stdout, failed, msg}), C(stdout) being
+        the JSON printed by the C(lvs-httperf-run) runner of the M(lvs_client) role.
+    type: list
+    elements: dict
+    required: true
+  collect:
+    description:
+      - Per host, C({role, stdout, failed, msg}) with role C(director), C(real_server) or
+        C(client); C(stdout) holds C(=== ipvsadm-stats) (director) and C(=== cpu) sections.
+    type: dict
+    required: true
+  director_counters:
+    description:
+      - The director's counter read for this point, C(=== ipvsadm-stats) (+ C(=== zeroed-at))
+        sections as printed by C(lvs-director-stats) (the sections may be prefixed C(prev-)).
+      - A sweep reads the counters in the background once the 2 s IPVS estimator has ticked,
+        while the next point runs, and stores each point one step later. Without this option
+        the director's I(collect) entry must hold the sections.
+    type: str
+  counters_zeroed_at:
+    description: Epoch time the director's counters were zeroed before this point (checked against the load's start).
+    type: float
+  real_servers:
+    description: The real servers, C({host, address, port, weight}).
+    type: list
+    elements: dict
+    required: true
+  vip:
+    description: Virtual IP of the service.
+    type: str
+    required: true
+  port:
+    description: Port of the virtual service.
+    type: int
+    default: 80
+  requested_rate:
+    description: The point's total requested connection rate (conn/s) over all clients.
+    type: float
+    required: true
+  num_conns:
+    description: The point's total number of connections over all clients.
+    type: int
+    required: true
+  min_rate_ratio:
+    description: Smallest achieved/requested rate ratio of a valid run.
+    type: float
+    default: 0.9
+  max_error_pct:
+    description: Largest share of failed connections (percent) of a valid run.
+    type: float
+    default: 1.0
+  max_client_cpu_pct:
+    description: httperf CPU (percent of one CPU) at or above which a process is client-bound.
+    type: float
+    default: 95.0
+  environment:
+    description: C({hosts: {name: testbed_environment}, controller: {...}}) for the document.
+    type: dict
+    required: true
+  label:
+    description: Progress label of the point, e.g. C([7/30] wrr @ 200 conn/s rep 1).
+    type: str
+    default: ""
+  extra:
+    description: Extra mapping stored in the document (scheduler table, settings...).
+    type: dict
+  store:
+    description: Write the document into I(run_dir).
+    type: bool
+    default: true
+  overwrite:
+    description: Replace a document already stored for this point.
+    type: bool
+    default: false
+notes:
+  - In check mode the document is computed and checked but nothing is written.
+seealso:
+  - module: httperf_parse
+  - module: ipvsadm_parse
+  - module: result_store
+"""
+
+EXAMPLES = r"""
+- name: Evaluate and store the point
+  lvs_point:
+    run_dir: "{{ lvs_run.run_dir }}"
+    point: "{{ lvs_point }}"
+    clients: "{{ groups['lvs_clients'] | map('extract', hostvars, '__lvs_run_out') | list }}"
+    collect: "{{ lvs_collect }}"
+    real_servers: "{{ lvs_real_servers }}"
+    vip: 10.250.1.10
+    requested_rate: 200
+    num_conns: 3000
+    environment: "{{ lvs_environment }}"
+    label: "[3/30] rr @ 200 conn/s rep 1"
+  delegate_to: localhost
+  run_once: true
+  register: lvs_stored
+"""
+
+RETURN = r"""
+point_id:
+  description: Id of the point.
+  returned: success
+  type: str
+  sample: wrr__num_conns-3000_rate-200__rep1
+path:
+  description: Path of the stored document (null when not stored).
+  returned: success
+  type: str
+  sample: /srv/testbed/results/lvs_compare/20261121T153000Z/wrr__num_conns-3000_rate-200__rep1.json
+valid:
+  description: The point's verdict.
+  returned: success
+  type: bool
+  sample: true
+reasons:
+  description: Why the point is not valid.
+  returned: success
+  type: list
+  elements: str
+  sample: []
+warnings_list:
+  description: Warnings of the point (sources' warnings prefixed with their name).
+  returned: success
+  type: list
+  elements: str
+  sample: []
+metrics:
+  description: The point's metrics (units in the names).
+  returned: success
+  type: dict
+  sample: {connection_rate_per_s: 199.8, response_time_ms: 1.4, fairness_jain: 0.9999}
+load_seconds:
+  description: Wall time of the load (first httperf start to last httperf end over all clients).
+  returned: success
+  type: float
+  sample: 15.21
+msg:
+  description: One progress line for the point.
+  returned: success
+  type: str
+  sample: "[3/30] rr @ 200 conn/s rep 1: valid, 199.8 of 200 conn/s, response 1.4 ms, 0 errors, Jain 1.000, director CPU 41 %"
+"""
+
+import os  # noqa: E402 (Ansible modules import after their documentation)
+import platform  # noqa: E402
+import socket  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_lvs import PointError, evaluate_point, summary_line  # noqa: E402
+from ansible.module_utils.testbed_results import (  # noqa: E402
+    ResultError,
+    merge_source_verdicts,
+    point_id,
+    store_point,
+)
+
+try:
+    from ansible.release import __version__ as ANSIBLE_CORE_VERSION
+except ImportError:  # pragma: no cover - always there on a controller
+    ANSIBLE_CORE_VERSION = None
+
+
+def _controller(environment):
+    environment = dict(environment)
+    controller = dict(environment.get("controller") or {})
+    if ANSIBLE_CORE_VERSION:
+        controller.setdefault("ansible_core_version", ANSIBLE_CORE_VERSION)
+    controller.setdefault("python_version", platform.python_version())
+    controller.setdefault("hostname", socket.gethostname())
+    environment["controller"] = controller
+    return environment
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            run_dir=dict(type="path"),
+            point=dict(type="dict", required=True),
+            clients=dict(type="list", elements="dict", required=True),
+            collect=dict(type="dict", required=True),
+            real_servers=dict(type="list", elements="dict", required=True),
+            director_counters=dict(type="str"),
+            counters_zeroed_at=dict(type="float"),
+            vip=dict(type="str", required=True),
+            port=dict(type="int", default=80),
+            requested_rate=dict(type="float", required=True),
+            num_conns=dict(type="int", required=True),
+            min_rate_ratio=dict(type="float", default=0.9),
+            max_error_pct=dict(type="float", default=1.0),
+            max_client_cpu_pct=dict(type="float", default=95.0),
+            environment=dict(type="dict", required=True),
+            label=dict(type="str", default=""),
+            extra=dict(type="dict"),
+            store=dict(type="bool", default=True),
+            overwrite=dict(type="bool", default=False),
+        ),
+        required_if=[("store", True, ("run_dir",))],
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        result = evaluate_point(
+            p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
+            p["num_conns"], min_rate_ratio=p["min_rate_ratio"], max_error_pct=p["max_error_pct"],
+            max_client_cpu_pct=p["max_client_cpu_pct"], director_counters=p["director_counters"],
+            counters_zeroed_at=p["counters_zeroed_at"])
+        valid, reasons, warnings = merge_source_verdicts(
+            False if result["reasons"] else None, result["reasons"], result["warnings"], result["sources"])
+        extra = dict(p["extra"] or {})
+        extra["details"] = result["details"]
+        path = None
+        ident = point_id(p["point"].get("variant"), p["point"].get("parameters"), p["point"].get("repetition", 1))
+        if p["store"]:
+            document = store_point(
+                os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
+                _controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
+                sources=result["sources"], extra=extra, overwrite=p["overwrite"], write=not module.check_mode)
+            ident = document["point_id"]
+            path = os.path.join(os.path.abspath(p["run_dir"]), ident + ".json")
+    except PointError as exc:
+        module.fail_json(msg="lvs_point: %s" % exc)
+    except ResultError as exc:
+        module.fail_json(msg="lvs_point: result store: %s" % exc)
+    except (KeyError, TypeError, ValueError) as exc:
+        module.fail_json(msg="lvs_point: unusable input (%s: %s)" % (type(exc).__name__, exc))
+    except OSError as exc:
+        module.fail_json(msg="lvs_point: cannot write in run_dir %s: %s" % (p["run_dir"], exc))
+    module.exit_json(
+        changed=bool(p["store"]) and not module.check_mode,
+        point_id=ident,
+        path=path,
+        valid=valid,
+        reasons=reasons,
+        warnings_list=warnings,
+        metrics=result["metrics"],
+        load_seconds=result["load_seconds"],
+        msg=summary_line(p["label"] or ident, result["metrics"], valid, reasons),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,448 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""One measured point of the LVS scheduler comparison, from raw outputs to metrics.
+
+Pure functions (pytest imports them without a host); ``library/lvs_point.py``
+is the thin module that calls :func:`evaluate_point` and stores the result.
+
+A point's raw material:
+
+* per client host, the JSON printed by ``lvs-httperf-run`` (roles/lvs_client):
+  every httperf process's report, exit status and start/end times;
+* the director's collect output: ``=== ipvsadm-stats`` (``ipvsadm -Ln --stats
+  --exact`` read after the IPVS estimator tick, then zeroed) and ``=== cpu``;
+* per host, ``=== cpu``: lines of the continuous sampler
+  (roles/cpu_sampler) around the load window.
+
+Every httperf report is parsed by the project's httperf parser with the
+process's own requested rate, so each keeps its validity verdict; the point is
+valid only when every process is valid, the processes together achieved the
+requested rate, errors stay small and the director's counters could be read.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import json
+import math
+import re
+
+from ansible.module_utils.testbed_parse import ParseError
+from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
+from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
+from ansible.module_utils.testbed_sampling import SamplingError, cpu_percentages, parse_proc_stat
+
+SECTION = re.compile(r"^=== (?P<name>[a-z0-9_.-]+)\s*$")
+
+# Counters summed over processes; rates summed; per-reply averages weighted by replies.
+SUM_METRICS = (
+    "connections", "requests", "replies", "errors_total", "errors_client_timo", "errors_socket_timo",
+    "errors_connrefused", "errors_connreset", "errors_fd_unavail", "errors_addrunavail", "errors_ftab_full",
+    "errors_other", "status_1xx", "status_2xx", "status_3xx", "status_4xx", "status_5xx",
+    "connection_rate_per_s", "request_rate_per_s", "replies_per_s_derived", "net_io_kb_s", "net_io_bps",
+)
+SUM_IF_ALL = ("reply_rate_avg_per_s", "reply_rate_min_per_s", "reply_rate_max_per_s")
+WEIGHTED_BY_REPLIES = ("response_time_ms", "transfer_time_ms", "connection_time_ms", "connect_time_ms",
+                       "connection_time_median_ms", "reply_size_total_bytes")
+MAX_METRICS = (("connection_time_max_ms", "connection_time_max_ms"), ("test_duration_s", "test_duration_s"),
+               ("max_concurrent_connections", "max_concurrent_connections"),
+               ("client_cpu_total_pct", "httperf_cpu_max_pct"))
+MIN_METRICS = (("connection_time_min_ms", "connection_time_min_ms"),)
+
+
+class PointError(ValueError):
+    """Unusable module input (not a measurement problem); one sentence why."""
+
+
+def sections(text):
+    """Split ``=== name`` sectioned output into {name: text}."""
+    found = {}
+    current = None
+    lines = []
+    for line in (text or "").replace("\r\n", "\n").split("\n"):
+        match = SECTION.match(line)
+        if match:
+            if current is not None:
+                found[current] = "\n".join(lines).strip("\n") + "\n"
+            current, lines = match.group("name"), []
+        elif current is not None:
+            lines.append(line)
+    if current is not None:
+        found[current] = "\n".join(lines).strip("\n") + "\n"
+    return found
+
+
+def _round(value, digits=3):
+    return None if value is None else round(value, digits)
+
+
+# ---------------------------------------------------------------------------
+# CPU windows
+# ---------------------------------------------------------------------------
+
+def cpu_window(text, start, end, source="cpu"):
+    """CPU figures of one host over [start, end] from sampler lines.
+
+    Uses the first and last samples inside the window when there are at least
+    two, else the samples just around it. Returns a dict with ``busy_pct``,
+    ``system_pct``, ``softirq_pct`` (of all the host's CPUs), ``cgroup_pct``
+    (of one CPU; None when the host is not a container), ``window_s``,
+    ``samples``, ``cpus``; raises SamplingError when the lines cannot give a window.
+    """
+    samples = []
+    header = {}
+    for line in (text or "").replace("\r\n", "\n").split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            for item in line[1:].split():
+                key, _sep, value = item.partition("=")
+                header[key] = value
+            continue
+        parts = line.split()
+        if len(parts) < 7 or parts[2] != "cpu":
+            raise SamplingError("%s: not a sampler line: %r" % (source, line[:80]))
+        try:
+            stamp = float(parts[0])
+            usage = None if parts[1] == "-" else int(parts[1])
+        except ValueError:
+            raise SamplingError("%s: bad timestamp or cgroup value in %r" % (source, line[:80])) from None
+        samples.append((stamp, usage, "cpu  " + " ".join(parts[3:])))
+    if len(samples) < 2:
+        raise SamplingError("%s: %d sample(s) around the window, need at least 2 (was the sampler running?)"
+                            % (source, len(samples)))
+    samples.sort(key=lambda item: item[0])
+    inside = [s for s in samples if start <= s[0] <= end]
+    first, last = (inside[0], inside[-1]) if len(inside) >= 2 else (samples[0], samples[-1])
+    window = last[0] - first[0]
+    if window <= 0:
+        raise SamplingError("%s: the samples around the window have no time between them" % source)
+    before = parse_proc_stat(first[2], source)
+    after = parse_proc_stat(last[2], source)
+    result = cpu_percentages(before, after)["all"]
+    cgroup_pct = None
+    if first[1] is not None and last[1] is not None and last[1] >= first[1]:
+        cgroup_pct = 100.0 * (last[1] - first[1]) / 1e9 / window
+    coverage = max(0.0, min(end, last[0]) - max(start, first[0])) / (end - start) if end > start else None
+    return {
+        "busy_pct": _round(result["busy_pct"]),
+        "system_pct": _round(result["system_pct"]),
+        "softirq_pct": _round(result["softirq_pct"]),
+        "user_pct": _round(result["user_pct"]),
+        "cgroup_pct": _round(cgroup_pct),
+        "container": header.get("cgroup", "-") != "-",
+        "window_s": _round(window),
+        "coverage": _round(coverage),
+        "samples": len(inside),
+        "cpus": int(header["cpus"]) if header.get("cpus", "").isdigit() else None,
+    }
+
+
+# ---------------------------------------------------------------------------
+# httperf
+# ---------------------------------------------------------------------------
+
+def aggregate_httperf(results, requested_rate):
+    """Combine per-process httperf results (list of (label, parse result)).
+
+    Sums counters and rates, weights per-reply averages by replies, takes the
+    maximum of durations, concurrency and client CPU. ``requested_rate`` is the
+    point's total.
+    """
+    metrics = {}
+    parsed = [m for _label, r in results for m in [r["metrics"]]]
+    for name in SUM_METRICS:
+        values = [m.get(name) for m in parsed]
+        metrics[name] = None if any(v is None for v in values) else sum(values)
+    for name in SUM_IF_ALL:
+        values = [m.get(name) for m in parsed]
+        metrics[name] = None if not values or any(v is None for v in values) else sum(values)
+    replies = [m.get("replies") or 0 for m in parsed]
+    for name in WEIGHTED_BY_REPLIES:
+        pairs = [(m.get(name), r) for m, r in zip(parsed, replies) if m.get(name) is not None and r > 0]
+        weight = sum(r for _v, r in pairs)
+        metrics[name] = sum(v * r for v, r in pairs) / weight if weight else None
+    for source, target in MAX_METRICS:
+        values = [m.get(source) for m in parsed if m.get(source) is not None]
+        metrics[target] = max(values) if values else None
+    for source, target in MIN_METRICS:
+        values = [m.get(source) for m in parsed if m.get(source) is not None]
+        metrics[target] = min(values) if values else None
+    metrics["requested_rate_per_s"] = float(requested_rate)
+    achieved = metrics["connection_rate_per_s"]
+    metrics["achieved_rate_pct"] = 100.0 * achieved / requested_rate if achieved is not None else None
+    connections = metrics["connections"]
+    metrics["error_pct"] = (100.0 * metrics["errors_total"] / connections
+                            if connections and metrics["errors_total"] is not None else None)
+    metrics["httperf_processes"] = len(parsed)
+    for name, value in list(metrics.items()):
+        if isinstance(value, float):
+            metrics[name] = round(value, 4)
+    return metrics
+
+
+# ---------------------------------------------------------------------------
+# The point
+# ---------------------------------------------------------------------------
+
+def _decode_runner(host, text):
+    if not text or not text.strip():
+        raise PointError("no output from the load runner")
+    try:
+        doc = json.loads(text.strip().splitlines()[-1])
+    except (ValueError, IndexError) as exc:
+        raise PointError("the load runner's output is not its JSON document (%s): %r" % (exc, text.strip()[:200])) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("processes"), list):
+        raise PointError("the load runner's JSON has no processes list")
+    return doc
+
+
+def made_any(metrics):
+    return bool(metrics.get("connections"))
+
+
+def jain(values):
+    values = [float(v) for v in values]
+    squares = math.fsum(v * v for v in values)
+    if not values or squares == 0:
+        return None
+    return math.fsum(values) ** 2 / (len(values) * squares)
+
+
+def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, num_conns,
+                   min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95.0,
+                   director_counters=None, counters_zeroed_at=None):
+    """Metrics, verdict and raw material of one point.
+
+    ``clients``: [{host, stdout, failed, msg}] (the load runner's output per client host);
+    ``collect``: {host: {role, stdout, failed, msg}} (collect output per host; role is
+    director, real_server or client); ``real_servers``: [{host, address, port, weight}].
+    ``director_counters``: the director's counter read for this point (sections
+    ``ipvsadm-stats`` / ``zeroed-at``, optionally prefixed ``prev-``) when it was read
+    separately from ``collect`` (a sweep reads it in the background, after the IPVS
+    estimator tick, while the next point runs); else the director's ``collect`` entry
+    holds it. ``counters_zeroed_at``: when the counters were last zeroed before this
+    point (epoch); later than the load's start means early connections went uncounted.
+    Returns a dict: metrics, valid, reasons, warnings, sources, raw, started, finished,
+    load_seconds, details.
+    """
+    if not isinstance(clients, list) or not clients:
+        raise PointError("clients must be a non-empty list of {host, stdout} (the load runner's output per client)")
+    if not isinstance(real_servers, list) or not real_servers:
+        raise PointError("real_servers must be a non-empty list of {host, address, port, weight}")
+    if not requested_rate or requested_rate <= 0:
+        raise PointError("requested_rate must be above 0 conn/s, got %r" % (requested_rate,))
+    reasons, warnings, raw, sources = [], [], {}, {}
+    results = []
+    starts, ends = [], []
+    total_processes = 0
+    for client in clients:
+        host = client.get("host") or "?"
+        if client.get("failed") or client.get("unreachable"):
+            reasons.append("load client %s failed: %s" % (host, client.get("msg") or "no message"))
+            continue
+        try:
+            doc = _decode_runner(host, client.get("stdout"))
+        except PointError as exc:
+            reasons.append("load client %s: %s" % (host, exc))
+            continue
+        starts.append(float(doc["started"]))
+        ends.append(float(doc["finished"]))
+        for proc in doc["processes"]:
+            total_processes += 1
+            label = "httperf.%s.%s" % (host, proc.get("index"))
+            raw[label + ".txt"] = proc.get("stdout") or ""
+            if proc.get("stderr"):
+                raw[label + ".stderr"] = proc["stderr"]
+            try:
+                result = parse_httperf(proc.get("stdout") or "", source="%s process %s" % (host, proc.get("index")),
+                                       requested_rate=proc.get("rate_per_s"), min_rate_ratio=min_rate_ratio,
+                                       max_client_cpu_pct=max_client_cpu_pct, max_error_pct=max_error_pct)
+            except ParseError as exc:
+                reasons.append("%s exited %s and its report is unusable: %s" % (label, proc.get("rc"), exc))
+                continue
+            if proc.get("rc") not in (0, None):
+                result["valid"] = False
+                result["reasons"].append("httperf exited with status %s" % proc.get("rc"))
+            sources[label] = result
+            results.append((label, result))
+    if not starts:
+        raise PointError("no load client produced a result: " + "; ".join(reasons))
+    started, finished = min(starts), max(ends)
+
+    if results:
+        metrics = aggregate_httperf(results, requested_rate)
+    else:
+        metrics = {"requested_rate_per_s": float(requested_rate)}
+        reasons.append("no httperf report could be parsed")
+    metrics["num_conns"] = num_conns
+    metrics["client_hosts"] = len(clients)
+    metrics["load_seconds"] = round(finished - started, 3)
+    if counters_zeroed_at is not None and float(counters_zeroed_at) > started:
+        reasons.append("the director's counters were zeroed %.2f s after this point's load had started (the "
+                       "previous point's counter read came late), so its first connections were not counted"
+                       % (float(counters_zeroed_at) - started))
+    if results and len(results) < total_processes:
+        reasons.append("%d of %d httperf processes gave no usable report; the totals are incomplete"
+                       % (total_processes - len(results), total_processes))
+    achieved = metrics.get("connection_rate_per_s")
+    if achieved is not None and achieved < min_rate_ratio * requested_rate:
+        reasons.append("the processes together achieved %.1f conn/s, %.1f %% of the requested %s conn/s "
+                       "(below min_rate_ratio %s)" % (achieved, 100.0 * achieved / requested_rate,
+                                                      requested_rate, min_rate_ratio))
+    errors = metrics.get("error_pct")
+    if errors is not None and errors > max_error_pct:
+        reasons.append("errors dominate: %.2f %% of the connections failed (max_error_pct %s %%)"
+                       % (errors, max_error_pct))
+
+    # --- IPVS counters ---------------------------------------------------------------------
+    # Every point carries the same metric names (null when not measured).
+    for name in ("ipvs_conns_total", "ipvs_in_packets", "ipvs_out_packets", "ipvs_in_bytes", "ipvs_out_bytes",
+                 "fairness_jain", "fairness_jain_weighted", "ipvs_conns_max_share_pct", "director_cpu_busy_pct",
+                 "director_cpu_system_pct", "director_cpu_softirq_pct"):
+        metrics[name] = None
+    for rs in real_servers:
+        metrics["ipvs_conns_%s" % (rs.get("host") or rs.get("address"))] = None
+    director = [h for h, c in collect.items() if c.get("role") == "director"]
+    details = {"real_servers": {}, "cpu": {}}
+    stats_text = None
+    if director_counters is not None:
+        found = sections(director_counters)
+        stats_text = found.get("ipvsadm-stats") or found.get("prev-ipvsadm-stats")
+        if not stats_text:
+            reasons.append("the director's counters were not read (no ipvsadm-stats in its output: %r)"
+                           % director_counters.strip()[:200])
+    elif not director:
+        reasons.append("no director output: the IPVS counters were not read")
+    else:
+        entry = collect[director[0]]
+        if entry.get("failed") or entry.get("unreachable"):
+            reasons.append("the director %s could not be read: %s" % (director[0], entry.get("msg") or "no message"))
+        else:
+            stats_text = sections(entry.get("stdout")).get("ipvsadm-stats")
+            if not stats_text:
+                reasons.append("the director's output has no ipvsadm-stats section")
+    if stats_text:
+        raw["ipvsadm-stats.txt"] = stats_text
+        try:
+            ipvs = parse_ipvsadm(stats_text, source="director ipvsadm -Ln --stats --exact", mode="stats")
+        except ParseError as exc:
+            ipvs = None
+            reasons.append(str(exc))
+        if ipvs is not None:
+            sources["ipvsadm"] = ipvs
+            service = None
+            for svc in ipvs["details"]["services"]:
+                if svc.get("address") == vip and svc.get("port") == int(port):
+                    service = svc
+            if service is None:
+                reasons.append("the director's table has no virtual service %s:%s" % (vip, port))
+            else:
+                by_addr = {(r["address"], r["port"]): r for r in service["real_servers"]}
+                conns, weighted = [], []
+                for rs in real_servers:
+                    found = by_addr.get((rs["address"], int(rs.get("port") or port)))
+                    name = rs.get("host") or rs["address"]
+                    if found is None:
+                        warnings.append("real server %s (%s) is not in the director's table" % (name, rs["address"]))
+                        metrics["ipvs_conns_%s" % name] = None
+                        continue
+                    metrics["ipvs_conns_%s" % name] = found["conns"]
+                    details["real_servers"][name] = {k: found[k] for k in ("conns", "inpkts", "outpkts", "inbytes", "outbytes")}
+                    conns.append(found["conns"])
+                    weight = float(rs.get("weight") or 1)
+                    if weight > 0:
+                        weighted.append(found["conns"] / weight)
+                totals = service.get("totals") or {}
+                metrics["ipvs_conns_total"] = totals.get("conns")
+                metrics["ipvs_in_packets"] = totals.get("inpkts")
+                metrics["ipvs_out_packets"] = totals.get("outpkts")
+                metrics["ipvs_in_bytes"] = totals.get("inbytes")
+                metrics["ipvs_out_bytes"] = totals.get("outbytes")
+                metrics["fairness_jain"] = _round(jain(conns), 4) if conns else None
+                metrics["fairness_jain_weighted"] = _round(jain(weighted), 4) if weighted else None
+                if conns and sum(conns) > 0:
+                    metrics["ipvs_conns_max_share_pct"] = _round(100.0 * max(conns) / sum(conns))
+                elif made_any(metrics):
+                    reasons.append("the director counted no connection to any real server although httperf made "
+                                   "%s: the load did not go through this virtual service" % metrics.get("connections"))
+                made = metrics.get("connections")
+                total = totals.get("conns")
+                if made and total is not None and abs(total - made) > max(5, 0.02 * made):
+                    warnings.append("the director counted %s connections, httperf made %s: %s"
+                                    % (total, made, "some bypassed or predate the point (counters not zeroed?)"
+                                       if total > made else "client ports reused IPVS entries still in TIME_WAIT, "
+                                       "or connections never reached the director"))
+
+    # --- CPU ------------------------------------------------------------------------------------
+    role_values = {"real_server": [], "client": []}
+    machine = None
+    for host in sorted(collect):
+        entry = collect[host]
+        role = entry.get("role")
+        if entry.get("failed") or entry.get("unreachable"):
+            warnings.append("no CPU samples from %s (%s): %s" % (host, role, entry.get("msg") or "no message"))
+            continue
+        found = sections(entry.get("stdout"))
+        text = found.get("cpu") or found.get("prev-cpu")
+        if not text:
+            warnings.append("no CPU samples from %s (%s): its output has no cpu section" % (host, role))
+            continue
+        raw["cpu.%s.txt" % host] = text
+        try:
+            cpu = cpu_window(text, started, finished, source="%s CPU samples" % host)
+        except SamplingError as exc:
+            warnings.append(str(exc))
+            continue
+        details["cpu"][host] = cpu
+        if cpu["coverage"] is not None and cpu["coverage"] < 0.8:
+            warnings.append("%s CPU samples cover only %.0f %% of the load window" % (host, 100 * cpu["coverage"]))
+        if role == "director":
+            metrics["director_cpu_busy_pct"] = cpu["busy_pct"]
+            metrics["director_cpu_system_pct"] = cpu["system_pct"]
+            metrics["director_cpu_softirq_pct"] = cpu["softirq_pct"]
+            if cpu["container"]:
+                metrics["director_cgroup_cpu_pct"] = cpu["cgroup_pct"]
+            continue
+        if cpu["container"]:
+            # A container: /proc/stat is the whole machine's; its own share is the cgroup's.
+            metrics["cpu_%s_cgroup_pct" % host] = cpu["cgroup_pct"]
+            if machine is None:
+                machine = cpu["busy_pct"]
+            value = cpu["cgroup_pct"]
+        else:
+            metrics["cpu_%s_busy_pct" % host] = cpu["busy_pct"]
+            value = cpu["busy_pct"]
+        if role in role_values and value is not None:
+            role_values[role].append(value)
+    if machine is not None:
+        metrics["lab_machine_cpu_busy_pct"] = machine
+    for role, label in (("real_server", "real_servers"), ("client", "clients")):
+        values = role_values[role]
+        metrics["%s_cpu_max_pct" % label] = _round(max(values)) if values else None
+        metrics["%s_cpu_mean_pct" % label] = _round(sum(values) / len(values)) if values else None
+    return {
+        "metrics": metrics,
+        "reasons": reasons,
+        "warnings": warnings,
+        "sources": sources,
+        "raw": raw,
+        "started": started,
+        "finished": finished,
+        "load_seconds": round(finished - started, 3),
+        "details": details,
+    }
+
+
+def summary_line(label, metrics, valid, reasons):
+    """One progress line: '<label>: valid, 199.8 of 200 conn/s, 1.2 ms, 0 errors, Jain 0.999, director CPU 31 %'."""
+    def fmt(value, pattern):
+        return "n/a" if value is None else pattern % value
+    text = "%s: %s, %s of %s conn/s, response %s, %s errors, Jain %s, director CPU %s" % (
+        label, "valid" if valid else "INVALID", fmt(metrics.get("connection_rate_per_s"), "%.1f"),
+        fmt(metrics.get("requested_rate_per_s"), "%g"), fmt(metrics.get("response_time_ms"), "%.1f ms"),
+        fmt(metrics.get("errors_total"), "%d"), fmt(metrics.get("fairness_jain"), "%.3f"),
+        fmt(metrics.get("director_cpu_busy_pct"), "%.0f %%"))
+    if not valid and reasons:
+        text += " - " + reasons[0]
+    return text

@@ -1,0 +1,59 @@
+"""Behaviour of the director VM converged with lvs_director (real kernel IPVS)."""
+
+import time
+
+import testinfra
+
+VIP = "10.251.1.10"
+RS = "10.251.2.11"
+
+
+def test_kernel_ipvs_and_forwarding(host):
+    assert host.file("/proc/net/ip_vs").exists
+    assert host.run("cat /proc/sys/net/ipv4/ip_forward").stdout.strip() == "1"
+    for module in ("ip_vs", "ip_vs_rr", "ip_vs_wrr", "ip_vs_lblcr", "ip_vs_nq"):
+        assert host.file("/sys/module/%s" % module).is_directory
+    assert "ip_vs_sed" in host.file("/etc/modules-load.d/lvs-director.conf").content_string
+
+
+def test_table_after_the_switch(host):
+    # side_effect switched wlc -> rr; the saved table follows the live one.
+    live = host.run("ipvsadm -Sn").stdout.splitlines()
+    assert live == ["-A -t %s:80 -s rr" % VIP, "-a -t %s:80 -r %s:80 -m -w 3" % (VIP, RS)]
+    assert host.file("/etc/ipvsadm.rules").content_string.split() == " ".join(live).split()
+    assert 'AUTO="true"' in host.file("/etc/default/ipvsadm").content_string
+
+
+def test_vip_and_masquerade(host):
+    assert host.run("ip -o -4 addr show dev eth1 to %s/32" % VIP).stdout.strip() != ""
+    nat = host.run("iptables -t nat -S POSTROUTING").stdout
+    assert "-A POSTROUTING -s 10.251.2.0/24 -o eth1" in nat and "testbed-lvs" in nat and "MASQUERADE" in nat
+
+
+def test_traffic_goes_through_ipvs_nat(host):
+    client = testinfra.get_host("docker://lvs-director-molecule-client")
+    host.run("ipvsadm -Z")
+    start = time.time()
+    for _ in range(5):
+        out = client.run("python3 -c \"import urllib.request; "
+                         "print(urllib.request.urlopen('http://%s/', timeout=10).status)\"" % VIP)
+        assert out.rc == 0, out.stderr
+        assert out.stdout.strip() == "200"
+    # lvs-director-stats waits for the IPVS estimator tick, then reads and zeroes.
+    out = host.run("lvs-director-stats --after %.3f --zero" % time.time())
+    assert out.rc == 0, out.stderr
+    assert time.time() - start >= 2.0
+    sections = out.stdout.split("=== ")
+    stats = [s for s in sections if s.startswith("ipvsadm-stats")][0]
+    line = [row for row in stats.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    assert int(line.split()[2]) == 5  # Conns column
+    assert [s for s in sections if s.startswith("zeroed-at")]
+    after = host.run("ipvsadm -Ln --stats --exact").stdout
+    rs_line = [row for row in after.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    assert int(rs_line.split()[2]) == 0
+
+
+def test_switch_refuses_unknown_scheduler(host):
+    out = host.run("lvs-director-switch nosuch")
+    assert out.rc == 2
+    assert "unknown scheduler 'nosuch'" in out.stderr

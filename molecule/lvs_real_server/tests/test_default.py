@@ -1,0 +1,57 @@
+"""Behaviour of a host converged with lvs_real_server."""
+
+import pytest
+
+STOCK_PAGE = "<html><body><h1>It works!</h1></body></html>\n"
+
+
+def fetch(host, path):
+    out = host.run("python3 -c \"import urllib.request,sys; "
+                   "sys.stdout.write(urllib.request.urlopen('http://127.0.0.1%s', timeout=5).read().decode())\"" % path)
+    assert out.rc == 0, out.stderr
+    return out.stdout
+
+
+def test_serves_the_fixed_page(host):
+    assert fetch(host, "/") == STOCK_PAGE
+
+
+def test_whoami_names_the_host(host):
+    assert fetch(host, "/whoami.txt").strip() == host.backend.get_hostname()
+
+
+def test_default_route_set_by_the_unit(host):
+    unit = host.service("lvs-real-server-net")
+    assert unit.is_enabled
+    assert host.run("systemctl is-active lvs-real-server-net").stdout.strip() == "active"
+    script = host.file("/usr/local/sbin/lvs-real-server-net").content_string
+    assert "ip route replace default via" in script
+    route = host.run("ip -4 -o route show default").stdout
+    gateway = script.split("ip route replace default via ")[1].split()[0]
+    assert route.split()[2] == gateway
+
+
+@pytest.mark.parametrize("path", ["/etc/apache2/mods-enabled/mpm_prefork.load"])
+def test_apache_prefork_with_limits(host, path):
+    if not host.package("apache2").is_installed:
+        pytest.skip("nginx instance")
+    assert host.file(path).exists
+    assert not host.file("/etc/apache2/mods-enabled/mpm_event.load").exists
+    conf = host.file("/etc/apache2/mods-available/mpm_prefork.conf").content_string
+    assert "MaxRequestWorkers 64" in conf
+    assert "MaxConnectionsPerChild 5000" in conf
+    assert "MaxSpareServers 10" in conf
+    assert host.run("apachectl -t").rc == 0
+    assert "ServerTokens Prod" in host.file("/etc/apache2/conf-enabled/testbed-lvs.conf").content_string
+    assert host.service("apache2").is_running
+    # The running server really is prefork (apachectl -V names the MPM).
+    assert "prefork" in host.run("apachectl -V").stdout
+
+
+def test_nginx_limits(host):
+    if not host.package("nginx-light").is_installed:
+        pytest.skip("apache instance")
+    assert "worker_connections 2048;" in host.file("/etc/nginx/nginx.conf").content_string
+    assert host.run("nginx -t").rc == 0
+    assert host.service("nginx").is_running
+    assert not host.package("apache2").is_installed

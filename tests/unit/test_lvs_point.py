@@ -1,0 +1,271 @@
+"""One LVS comparison point from REAL lab outputs (module_utils/testbed_lvs.py, library/lvs_point.py).
+
+tests/fixtures/lvs/<case>/ holds what the sweep collects for one point, captured in the lab
+(director VM with kernel IPVS, 3 Apache real servers, 2 httperf clients, wrr weights 3:2:1,
+60 conn/s x 600 connections split over 2 hosts x 2 processes):
+
+* ``lvs-client<N>.json`` - the ``lvs-httperf-run`` document of each client;
+* ``director-counters.txt`` - ``lvs-director-stats --after <end> --zero``;
+* ``cpu.<host>.txt`` - ``testbed-cpu-window`` lines of each host's sampler;
+* ``window.txt`` - first start / last end of the load.
+
+``wrr-dead-web2`` is the same load with the lvs-web2 container stopped (docker stop): IPVS
+still sends it a third of the connections, which time out at the client.
+"""
+import json
+import os
+
+import lvs_point
+import pytest
+from ansible.module_utils.testbed_lvs import (
+    PointError,
+    aggregate_httperf,
+    cpu_window,
+    evaluate_point,
+    jain,
+    sections,
+    summary_line,
+)
+from ansible.module_utils.testbed_results import open_run
+from ansible.module_utils.testbed_sampling import SamplingError
+from conftest import fixture_path, read_fixture
+from helpers import run_module
+
+ROLES = (("lvs-director", "director"), ("lvs-web1", "real_server"), ("lvs-web2", "real_server"),
+         ("lvs-web3", "real_server"), ("lvs-client1", "client"), ("lvs-client2", "client"))
+REAL_SERVERS = [{"host": "lvs-web%d" % i, "address": "10.250.2.1%d" % i, "port": 80, "weight": w}
+                for i, w in ((1, 3), (2, 2), (3, 1))]
+
+
+def _read(case, name):
+    return read_fixture(os.path.join("lvs", case), name)
+
+
+def _inputs(case, dead=None):
+    clients = [{"host": h, "stdout": _read(case, h + ".json"), "failed": False} for h in ("lvs-client1", "lvs-client2")]
+    collect = {h: {"role": role, "stdout": "=== cpu\n" + _read(case, "cpu.%s.txt" % h), "failed": False}
+               for h, role in ROLES}
+    if dead:
+        collect[dead] = {"role": "real_server", "stdout": "", "failed": True,
+                         "msg": "Error response from daemon: Container is not running"}
+    return clients, collect
+
+
+def _evaluate(case, dead=None, **options):
+    clients, collect = _inputs(case, dead)
+    return evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                          director_counters=_read(case, "director-counters.txt"), **options)
+
+
+def test_valid_point_every_source():
+    result = _evaluate("wrr-weighted-60")
+    m = result["metrics"]
+    assert result["reasons"] == [] and result["warnings"] == []
+    # 4 processes x 150 connections at 15 conn/s, summed.
+    assert (m["connections"], m["replies"], m["httperf_processes"], m["client_hosts"]) == (600, 600, 4, 2)
+    assert m["connection_rate_per_s"] == 60.4 and m["requested_rate_per_s"] == 60.0
+    assert m["achieved_rate_pct"] == 100.6667
+    # response 6.6, 5.8, 4.2, 4.5 ms with 150 replies each -> 5.275 ms
+    assert m["response_time_ms"] == 5.275
+    assert m["httperf_cpu_max_pct"] == 46.7
+    assert m["errors_total"] == 0 and m["errors_fd_unavail"] == 0 and m["error_pct"] == 0.0
+    # wrr 3:2:1 -> exactly 300/200/100; raw Jain 0.857, per weight 1.0
+    assert [m["ipvs_conns_lvs-web%d" % i] for i in (1, 2, 3)] == [300, 200, 100]
+    assert m["ipvs_conns_total"] == 600 and m["ipvs_conns_max_share_pct"] == 50.0
+    assert m["fairness_jain"] == 0.8571 and m["fairness_jain_weighted"] == 1.0
+    assert (m["ipvs_in_packets"], m["ipvs_out_packets"], m["ipvs_in_bytes"], m["ipvs_out_bytes"]) == (
+        3600, 2400, 230400, 292800)
+    assert result["started"] == 1795281209.719 and result["finished"] == 1795281219.716
+    assert result["load_seconds"] == 9.997
+    assert sorted(result["sources"]) == ["httperf.lvs-client1.0", "httperf.lvs-client1.1", "httperf.lvs-client2.2",
+                                         "httperf.lvs-client2.3", "ipvsadm"]
+    assert all(s["valid"] for s in result["sources"].values())
+    assert "httperf.lvs-client2.3.txt" in result["raw"] and "ipvsadm-stats.txt" in result["raw"]
+
+
+def test_valid_point_cpu_of_every_host():
+    m = _evaluate("wrr-weighted-60")["metrics"]
+    # The director VM's own /proc/stat; the containers' own cgroups (percent of one CPU).
+    assert (m["director_cpu_busy_pct"], m["director_cpu_softirq_pct"], m["director_cpu_system_pct"]) == (
+        4.802, 3.672, 0.424)
+    assert [m["cpu_lvs-web%d_cgroup_pct" % i] for i in (1, 2, 3)] == [1.759, 1.194, 0.654]
+    assert (m["cpu_lvs-client1_cgroup_pct"], m["cpu_lvs-client2_cgroup_pct"]) == (80.384, 84.101)
+    assert (m["real_servers_cpu_max_pct"], m["real_servers_cpu_mean_pct"]) == (1.759, 1.202)
+    assert (m["clients_cpu_max_pct"], m["clients_cpu_mean_pct"]) == (84.101, 82.243)
+    # /proc/stat seen from a container is the whole (2-core, saturated) machine.
+    assert m["lab_machine_cpu_busy_pct"] == 100.0
+
+
+def test_dead_real_server_is_an_invalid_verdict_not_a_number():
+    result = _evaluate("wrr-dead-web2", dead="lvs-web2")
+    m = result["metrics"]
+    assert m["errors_client_timo"] == 200 and m["errors_total"] == 200 and m["error_pct"] == 33.3333
+    assert m["replies"] == 400 and m["connection_rate_per_s"] == 40.3
+    # response 3.9, 5.5 (99 replies each), 3.6, 3.4 (101 each) -> 4.094 ms
+    assert m["response_time_ms"] == 4.094
+    assert result["reasons"] == [
+        "the processes together achieved 40.3 conn/s, 67.2 % of the requested 60 conn/s (below min_rate_ratio 0.9)",
+        "errors dominate: 33.33 % of the connections failed (max_error_pct 1.0 %)"]
+    assert result["warnings"] == ["no CPU samples from lvs-web2 (real_server): Error response from daemon: "
+                                  "Container is not running"]
+    assert "cpu_lvs-web2_cgroup_pct" not in m
+    # IPVS still scheduled 200 connections to it; none came back.
+    assert m["ipvs_conns_lvs-web2"] == 200 and m["ipvs_out_packets"] == 1600
+    # Every process judged itself invalid too (errors, rate).
+    assert all(s["valid"] is False for name, s in result["sources"].items() if name.startswith("httperf."))
+
+
+def test_counters_zeroed_after_the_start_invalidate():
+    result = _evaluate("wrr-weighted-60", counters_zeroed_at=1795281210.219)
+    assert result["reasons"] == [
+        "the director's counters were zeroed 0.50 s after this point's load had started (the previous point's "
+        "counter read came late), so its first connections were not counted"]
+    assert _evaluate("wrr-weighted-60", counters_zeroed_at=1795281207.0)["reasons"] == []
+
+
+def test_director_not_read():
+    result = _evaluate("wrr-weighted-60")
+    clients, collect = _inputs("wrr-weighted-60")
+    missing = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                             director_counters="=== prev-missing\n/var/tmp/testbed-lvs/counters/x.txt\n")
+    assert missing["reasons"][0].startswith("the director's counters were not read (no ipvsadm-stats")
+    assert missing["metrics"]["ipvs_conns_total"] is None and missing["metrics"]["fairness_jain"] is None
+    # the same metric names either way (the report needs them)
+    assert set(missing["metrics"]) == set(result["metrics"])
+
+
+def test_prefixed_sections_accepted():
+    text = "=== prev-ipvsadm-stats\n" + _read("wrr-weighted-60", "director-counters.txt").split("=== ipvsadm-stats\n")[1]
+    text = text.replace("=== zeroed-at", "=== prev-zeroed-at")
+    clients, collect = _inputs("wrr-weighted-60")
+    result = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600, director_counters=text)
+    assert result["metrics"]["ipvs_conns_lvs-web1"] == 300
+
+
+def test_wrong_virtual_service():
+    clients, collect = _inputs("wrr-weighted-60")
+    result = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.99", 80, 60, 600,
+                            director_counters=_read("wrr-weighted-60", "director-counters.txt"))
+    assert result["reasons"] == ["the director's table has no virtual service 10.250.1.99:80"]
+
+
+def test_failed_client_is_a_reason():
+    clients, collect = _inputs("wrr-weighted-60")
+    clients[1] = {"host": "lvs-client2", "stdout": "", "failed": True, "msg": "container not running"}
+    result = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                            director_counters=_read("wrr-weighted-60", "director-counters.txt"))
+    assert "load client lvs-client2 failed: container not running" in result["reasons"]
+    # client1 alone made half the load
+    assert result["metrics"]["connections"] == 300 and result["metrics"]["achieved_rate_pct"] == 50.3333
+    assert any(r.startswith("the processes together achieved 30.2 conn/s") for r in result["reasons"])
+
+
+def test_no_client_result_at_all_fails():
+    _clients, collect = _inputs("wrr-weighted-60")
+    with pytest.raises(PointError, match="no load client produced a result"):
+        evaluate_point([{"host": "c", "stdout": "garbage", "failed": False}], collect, REAL_SERVERS,
+                       "10.250.1.10", 80, 60, 600)
+
+
+def test_truncated_httperf_report_is_a_reason():
+    clients, collect = _inputs("wrr-weighted-60")
+    doc = json.loads(clients[0]["stdout"])
+    doc["processes"][0]["stdout"] = doc["processes"][0]["stdout"].split("Errors:")[0]
+    clients[0]["stdout"] = json.dumps(doc)
+    result = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                            director_counters=_read("wrr-weighted-60", "director-counters.txt"))
+    assert result["reasons"][0].startswith("httperf.lvs-client1.0 exited 0 and its report is unusable")
+    assert "1 of 4 httperf processes gave no usable report; the totals are incomplete" in result["reasons"]
+
+
+def test_cpu_window_inside_and_around():
+    text = _read("wrr-weighted-60", "cpu.lvs-director.txt")
+    start, end = (float(v) for v in _read("wrr-weighted-60", "window.txt").split())
+    cpu = cpu_window(text, start, end)
+    assert cpu["container"] is False and cpu["cgroup_pct"] is None and cpu["cpus"] == 1
+    assert cpu["busy_pct"] == 4.802 and cpu["samples"] == 20 and cpu["coverage"] == 0.951
+    # A window between two samples uses the samples around it.
+    around = cpu_window(text, start + 0.1, start + 0.2)
+    assert around["samples"] == 0 and around["window_s"] > 0.1
+
+
+def test_cpu_window_refuses_junk():
+    with pytest.raises(SamplingError, match="not a sampler line"):
+        cpu_window("hello world\n1 2 3\n", 0, 1)
+    with pytest.raises(SamplingError, match="1 sample"):
+        cpu_window("# cpus=1\n1795281209.5 - cpu 1 0 1 1 0 0 0 0 0 0\n", 0, 1)
+
+
+def test_sections_and_jain():
+    assert sections("x\n=== a\n1\n2\n=== b\n\n3\n") == {"a": "1\n2\n", "b": "3\n"}
+    assert jain([300, 200, 100]) == pytest.approx(360000 / 420000)
+    assert jain([5, 5, 5]) == 1.0 and jain([0, 0]) is None
+
+
+def test_aggregate_matches_the_stats_filter():
+    import testbed_stats
+    assert jain([300, 200, 100]) == pytest.approx(testbed_stats.jain_index([300, 200, 100]))
+    assert aggregate_httperf([], 10)["httperf_processes"] == 0
+
+
+def test_summary_line():
+    m = _evaluate("wrr-weighted-60")["metrics"]
+    assert summary_line("[4/30] wrr @ 60 conn/s rep 1", m, True, []) == (
+        "[4/30] wrr @ 60 conn/s rep 1: valid, 60.4 of 60 conn/s, response 5.3 ms, 0 errors, Jain 0.857, "
+        "director CPU 5 %")
+
+
+def _args(tmp_path, case, dead=None, **extra):
+    clients, collect = _inputs(case, dead)
+    plan = [{"variant": "wrr", "parameters": {"rate": 60, "num_conns": 600}, "repetition": 1}]
+    run = open_run(str(tmp_path), "lvs_compare", plan, run_id="test")
+    args = {"run_dir": run["run_dir"], "point": plan[0], "clients": clients, "collect": collect,
+            "real_servers": REAL_SERVERS, "vip": "10.250.1.10", "requested_rate": 60, "num_conns": 600,
+            "director_counters": _read(case, "director-counters.txt"),
+            "environment": {"hosts": {"lvs-director": {"hostname": "lvs-director", "kernel": "6.1.0-56-amd64"}}},
+            "label": "[1/1] wrr @ 60 conn/s rep 1"}
+    args.update(extra)
+    return args
+
+
+def test_module_stores_the_point(tmp_path):
+    failed, result = run_module(lvs_point, _args(tmp_path, "wrr-weighted-60"))
+    assert failed is False, result
+    assert result["valid"] is True and result["point_id"] == "wrr__num_conns-600_rate-60__rep1"
+    with open(result["path"]) as handle:
+        doc = json.load(handle)
+    assert doc["valid"] is True and doc["metrics"]["ipvs_conns_lvs-web3"] == 100
+    assert doc["units"]["response_time_ms"] == "ms" and doc["units"]["ipvs_conns_lvs-web1"] == "count"
+    assert doc["duration_s"] == 9.997
+    assert doc["environment"]["controller"]["ansible_core_version"]
+    assert sorted(doc["raw_files"])[0] == "raw/wrr__num_conns-600_rate-60__rep1.cpu.lvs-client1.txt"
+    assert os.path.exists(os.path.join(os.path.dirname(result["path"]), doc["raw_files"][0]))
+    assert result["msg"].startswith("[1/1] wrr @ 60 conn/s rep 1: valid, 60.4 of 60 conn/s")
+    # A second store of the same point is refused (resumed sweeps skip stored points).
+    failed, again = run_module(lvs_point, _args(tmp_path, "wrr-weighted-60"))
+    assert failed is True and "already stored" in again["msg"]
+
+
+def test_module_dead_real_server_invalid(tmp_path):
+    failed, result = run_module(lvs_point, _args(tmp_path, "wrr-dead-web2", dead="lvs-web2"))
+    assert failed is False, result
+    assert result["valid"] is False
+    assert "errors dominate: 33.33 % of the connections failed (max_error_pct 1.0 %)" in result["reasons"]
+    # the processes' own verdicts are folded in, named after their source
+    assert any(r.startswith("httperf.lvs-client1.0: ") for r in result["reasons"])
+    assert "INVALID" in result["msg"]
+
+
+def test_module_check_mode_writes_nothing(tmp_path):
+    args = _args(tmp_path, "wrr-weighted-60")
+    args["_ansible_check_mode"] = True
+    failed, result = run_module(lvs_point, args)
+    assert failed is False and result["changed"] is False
+    assert not os.path.exists(result["path"])
+
+
+def test_module_bad_input_is_a_message(tmp_path):
+    args = _args(tmp_path, "wrr-weighted-60", clients=[])
+    failed, result = run_module(lvs_point, args)
+    assert failed is True and result["msg"].startswith("lvs_point: clients must be a non-empty list")
+    assert fixture_path("lvs", "wrr-weighted-60")
