@@ -15,7 +15,9 @@ LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director
 # Scenarios with a known failure, kept out of `make test` until fixed:
 #   lvs_client: molecule's create step fails ("user specified IP address is
 #   supported only when connecting to networks with user configured subnets").
-BROKEN_SCENARIOS ?= lvs_client
+#   cpu_sampler: its check wants a busy loop to get >= 70 % of a CPU, which only
+#   holds on an otherwise idle machine (57 % and 22 % seen while a lab ran).
+BROKEN_SCENARIOS ?= lvs_client cpu_sampler
 ALL_SCENARIOS := $(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml))))
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS) $(BROKEN_SCENARIOS),$(ALL_SCENARIOS))
 INVENTORY ?= inventories/lab

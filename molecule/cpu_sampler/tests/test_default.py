@@ -37,9 +37,6 @@ def test_window_shows_the_busy_container(host):
 
     cpu = cpu_window(out, start, end, source="molecule")
     assert cpu["container"] is True
-    # The container burned one CPU for the whole window: its cgroup was charged for it
-    # (an idle container shows ~0 %). How much of a CPU it got depends on what else the
-    # machine runs (57 % was seen with both cores loaded), so only a clear share is
-    # required here, and never more than the one CPU the loop can use.
-    assert 25.0 <= cpu["cgroup_pct"] <= 110.0, cpu
+    # The container burned one CPU for the whole window: its cgroup used ~100 % of one CPU.
+    assert 70.0 <= cpu["cgroup_pct"] <= 110.0, cpu
     assert cpu["samples"] >= 5
