@@ -7,19 +7,15 @@ export ANSIBLE_CONFIG := $(abspath ansible.cfg)
 # Ansible needs a UTF-8 locale; tools are run with LC_ALL=C by the modules themselves.
 export LANG := C.UTF-8
 export LC_ALL := C.UTF-8
-# Molecule scenarios, one per role (molecule/<role>/molecule.yml). `make test`
-# runs SCENARIOS; LAB_SCENARIOS build or drive the LVS lab itself (lab bridges,
-# systemd host containers, the qemu director VM with real IPVS): long, and they
-# need the machine's lab names free, so they run with `make molecule-lab`.
+# Molecule scenarios, one per role (molecule/<role>/molecule.yml); `make test`
+# runs them all. LAB_SCENARIOS build or drive pieces of the LVS lab (bridges,
+# systemd host containers, the qemu director VM with real IPVS) under names and
+# addresses of their own, so they run beside a lab that is up; they are the
+# slow ones (about 6 min here, plus the VM image build on a fresh machine) and
+# run last. `make molecule-lab` runs only them.
 LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director
-# Scenarios with a known failure, kept out of `make test` until fixed:
-#   lvs_client: molecule's create step fails ("user specified IP address is
-#   supported only when connecting to networks with user configured subnets").
-#   cpu_sampler: its check wants a busy loop to get >= 70 % of a CPU, which only
-#   holds on an otherwise idle machine (57 % and 22 % seen while a lab ran).
-BROKEN_SCENARIOS ?= lvs_client cpu_sampler
 ALL_SCENARIOS := $(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml))))
-SCENARIOS ?= $(filter-out $(LAB_SCENARIOS) $(BROKEN_SCENARIOS),$(ALL_SCENARIOS))
+SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
 .PHONY: help setup images test lint unit integration molecule molecule-lab pin clean-results \
@@ -47,7 +43,7 @@ unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report)
 	python -m pytest -q tests/integration
 
-molecule:  ## molecule test for the role scenarios (SCENARIOS)
+molecule:  ## molecule test for every role scenario (SCENARIOS)
 	./scripts/ensure-dockerd.sh
 	set -e; for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; molecule test -s $$s; done
 
