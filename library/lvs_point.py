@@ -49,12 +49,22 @@ options:
     description:
       - The director's counter read for this point, C(=== ipvsadm-stats) (+ C(=== zeroed-at))
         sections as printed by C(lvs-director-stats) (the sections may be prefixed C(prev-)).
-      - A sweep reads the counters in the background once the 2 s IPVS estimator has ticked,
-        while the next point runs, and stores each point one step later. Without this option
-        the director's I(collect) entry must hold the sections.
+      - A sweep reads the counters once the 2 s IPVS estimator has ticked after the load, in
+        the step that also starts the next point's collection, and stores each point one step
+        later. Without this option the director's I(collect) entry must hold the sections.
     type: str
+  clock_offsets:
+    description:
+      - Each host's clock minus the controller's, C({host: {offset_s, uncertainty_s}}) as the
+        C(clock_offset) action returns it (a plain number of seconds is accepted too).
+      - The clients' load times, every host's CPU samples and the director's counter reset are
+        put on the controller's time line with it; hosts not listed count as in step.
+    type: dict
+    default: {}
   counters_zeroed_at:
-    description: Epoch time the director's counters were zeroed before this point (checked against the load's start).
+    description:
+      - Epoch time, on the director's clock, the director's counters were zeroed before this point
+        (checked against the load's start once both are on the controller's time line).
     type: float
   real_servers:
     description: The real servers, C({host, address, port, weight}).
@@ -180,8 +190,6 @@ msg:
 """
 
 import os  # noqa: E402 (Ansible modules import after their documentation)
-import platform  # noqa: E402
-import socket  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_lvs import PointError, evaluate_point, summary_line  # noqa: E402
@@ -190,23 +198,8 @@ from ansible.module_utils.testbed_results import (  # noqa: E402
     merge_source_verdicts,
     point_id,
     store_point,
+    with_controller,
 )
-
-try:
-    from ansible.release import __version__ as ANSIBLE_CORE_VERSION
-except ImportError:  # pragma: no cover - always there on a controller
-    ANSIBLE_CORE_VERSION = None
-
-
-def _controller(environment):
-    environment = dict(environment)
-    controller = dict(environment.get("controller") or {})
-    if ANSIBLE_CORE_VERSION:
-        controller.setdefault("ansible_core_version", ANSIBLE_CORE_VERSION)
-    controller.setdefault("python_version", platform.python_version())
-    controller.setdefault("hostname", socket.gethostname())
-    environment["controller"] = controller
-    return environment
 
 
 def main():
@@ -219,6 +212,7 @@ def main():
             real_servers=dict(type="list", elements="dict", required=True),
             director_counters=dict(type="str"),
             counters_zeroed_at=dict(type="float"),
+            clock_offsets=dict(type="dict", default={}),
             vip=dict(type="str", required=True),
             port=dict(type="int", default=80),
             requested_rate=dict(type="float", required=True),
@@ -241,7 +235,7 @@ def main():
             p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
             p["num_conns"], min_rate_ratio=p["min_rate_ratio"], max_error_pct=p["max_error_pct"],
             max_client_cpu_pct=p["max_client_cpu_pct"], director_counters=p["director_counters"],
-            counters_zeroed_at=p["counters_zeroed_at"])
+            counters_zeroed_at=p["counters_zeroed_at"], clock_offsets=p["clock_offsets"])
         valid, reasons, warnings = merge_source_verdicts(
             False if result["reasons"] else None, result["reasons"], result["warnings"], result["sources"])
         extra = dict(p["extra"] or {})
@@ -251,7 +245,7 @@ def main():
         if p["store"]:
             document = store_point(
                 os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
-                _controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
+                with_controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
                 sources=result["sources"], extra=extra, overwrite=p["overwrite"], write=not module.check_mode)
             ident = document["point_id"]
             path = os.path.join(os.path.abspath(p["run_dir"]), ident + ".json")

@@ -178,40 +178,14 @@ document:
 """
 
 import os  # noqa: E402 (Ansible modules import after their documentation)
-import platform  # noqa: E402
-import socket  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_results import (  # noqa: E402
     ResultError,
     merge_source_verdicts,
     store_point,
+    with_controller,
 )
-
-try:
-    from ansible.module_utils.ansible_release import __version__ as ANSIBLE_CORE_VERSION
-except ImportError:  # pragma: no cover - always there in ansible-core
-    ANSIBLE_CORE_VERSION = None
-
-
-def _with_controller(environment):
-    """Add the controller's versions (this module runs on the controller)."""
-    if not isinstance(environment, dict):
-        return environment
-    environment = dict(environment)
-    if "hosts" not in environment and isinstance(environment.get("hostname"), str):
-        environment = {"hosts": {environment["hostname"]: environment}}
-    controller = environment.get("controller")
-    if controller is None:
-        controller = {}
-    if isinstance(controller, dict):
-        controller = dict(controller)
-        if ANSIBLE_CORE_VERSION:
-            controller.setdefault("ansible_core_version", ANSIBLE_CORE_VERSION)
-        controller.setdefault("python_version", platform.python_version())
-        controller.setdefault("hostname", socket.gethostname())
-        environment["controller"] = controller
-    return environment
 
 
 def main():
@@ -240,7 +214,7 @@ def main():
             params["valid"], params["reasons"], params["warnings"], params["sources"])
         document = store_point(
             run_dir, params["point"], params["metrics"], valid, reasons, warnings,
-            _with_controller(params["environment"]), params["started_at"], params["finished_at"],
+            with_controller(params["environment"]), params["started_at"], params["finished_at"],
             raw=params["raw"], sources=params["sources"], extra=params["extra"],
             overwrite=params["overwrite"], write=not module.check_mode)
     except ResultError as exc:

@@ -211,7 +211,7 @@ def jain(values):
 
 def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, num_conns,
                    min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95.0,
-                   director_counters=None, counters_zeroed_at=None):
+                   director_counters=None, counters_zeroed_at=None, clock_offsets=None):
     """Metrics, verdict and raw material of one point.
 
     ``clients``: [{host, stdout, failed, msg}] (the load runner's output per client host);
@@ -222,7 +222,11 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     separately from ``collect`` (a sweep reads it in the background, after the IPVS
     estimator tick, while the next point runs); else the director's ``collect`` entry
     holds it. ``counters_zeroed_at``: when the counters were last zeroed before this
-    point (epoch); later than the load's start means early connections went uncounted.
+    point (epoch, the director's clock); later than the load's start means early
+    connections went uncounted. ``clock_offsets``: {host: {offset_s, uncertainty_s}}
+    (or {host: offset_s}), each host's clock minus the controller's (the
+    clock_offset action); every time is put on the controller's time line with it
+    before windows are cut or compared. Hosts not listed count as in step.
     Returns a dict: metrics, valid, reasons, warnings, sources, raw, started, finished,
     load_seconds, details.
     """
@@ -232,6 +236,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         raise PointError("real_servers must be a non-empty list of {host, address, port, weight}")
     if not requested_rate or requested_rate <= 0:
         raise PointError("requested_rate must be above 0 conn/s, got %r" % (requested_rate,))
+    offsets, uncertainty = _clock_offsets(clock_offsets)
     reasons, warnings, raw, sources = [], [], {}, {}
     results = []
     starts, ends = [], []
@@ -246,8 +251,9 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         except PointError as exc:
             reasons.append("load client %s: %s" % (host, exc))
             continue
-        starts.append(float(doc["started"]))
-        ends.append(float(doc["finished"]))
+        # The runner's times are the client's clock; put them on the controller's.
+        starts.append(float(doc["started"]) - offsets.get(host, 0.0))
+        ends.append(float(doc["finished"]) - offsets.get(host, 0.0))
         for proc in doc["processes"]:
             total_processes += 1
             label = "httperf.%s.%s" % (host, proc.get("index"))
@@ -278,10 +284,16 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     metrics["num_conns"] = num_conns
     metrics["client_hosts"] = len(clients)
     metrics["load_seconds"] = round(finished - started, 3)
-    if counters_zeroed_at is not None and float(counters_zeroed_at) > started:
-        reasons.append("the director's counters were zeroed %.2f s after this point's load had started (the "
-                       "previous point's counter read came late), so its first connections were not counted"
-                       % (float(counters_zeroed_at) - started))
+    director = next((h for h in sorted(collect or {}) if (collect[h] or {}).get("role") == "director"), None)
+    if counters_zeroed_at is not None:
+        # Both times on the controller's time line; only a lateness beyond what the
+        # clock offsets' errors allow counts.
+        late = float(counters_zeroed_at) - offsets.get(director, 0.0) - started
+        slack = uncertainty.get(director, 0.0) + max([uncertainty.get(c.get("host"), 0.0) for c in clients] or [0.0])
+        if late > slack:
+            reasons.append("the director's counters were zeroed %.2f s after this point's load had started (the "
+                           "previous point's counter read came late), so its first connections were not counted"
+                           % late)
     if results and len(results) < total_processes:
         reasons.append("%d of %d httperf processes gave no usable report; the totals are incomplete"
                        % (total_processes - len(results), total_processes))
@@ -304,7 +316,8 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     for rs in real_servers:
         metrics["ipvs_conns_%s" % (rs.get("host") or rs.get("address"))] = None
     director = [h for h, c in collect.items() if c.get("role") == "director"]
-    details = {"real_servers": {}, "cpu": {}}
+    details = {"real_servers": {}, "cpu": {},
+               "clock": {host: {"offset_s": offsets[host], "uncertainty_s": uncertainty[host]} for host in sorted(offsets)}}
     stats_text = None
     if director_counters is not None:
         found = sections(director_counters)
@@ -390,7 +403,9 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
             continue
         raw["cpu.%s.txt" % host] = text
         try:
-            cpu = cpu_window(text, started, finished, source="%s CPU samples" % host)
+            # The samples carry the host's own clock.
+            shift = offsets.get(host, 0.0)
+            cpu = cpu_window(text, started + shift, finished + shift, source="%s CPU samples" % host)
         except SamplingError as exc:
             warnings.append(str(exc))
             continue
@@ -432,6 +447,25 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         "load_seconds": round(finished - started, 3),
         "details": details,
     }
+
+
+def _clock_offsets(clock_offsets):
+    """({host: offset_s}, {host: uncertainty_s}) from the clock_offset results given to evaluate_point."""
+    if clock_offsets in (None, ""):
+        return {}, {}
+    if not isinstance(clock_offsets, dict):
+        raise PointError("clock_offsets must be a mapping {host: {offset_s, uncertainty_s}}, got %s"
+                         % type(clock_offsets).__name__)
+    offsets, uncertainty = {}, {}
+    for host, value in clock_offsets.items():
+        entry = value if isinstance(value, dict) else {"offset_s": value}
+        try:
+            offsets[host] = float(entry.get("offset_s"))
+            uncertainty[host] = float(entry.get("uncertainty_s") or 0.0)
+        except (TypeError, ValueError):
+            raise PointError("clock_offsets[%s]: offset_s must be a number of seconds, got %r"
+                             % (host, entry.get("offset_s"))) from None
+    return offsets, uncertainty
 
 
 def summary_line(label, metrics, valid, reasons):

@@ -26,7 +26,9 @@ import hashlib
 import json
 import math
 import os
+import platform
 import re
+import socket
 import tempfile
 
 from ansible.module_utils.testbed_parse import unit_of, write_json_atomic
@@ -35,6 +37,11 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - not on Linux
     fcntl = None
+
+try:
+    from ansible.module_utils.ansible_release import __version__ as ANSIBLE_CORE_VERSION
+except ImportError:  # pragma: no cover - always there in ansible-core
+    ANSIBLE_CORE_VERSION = None
 
 SCHEMA_VERSION = 1
 RUN_FILE = "run.json"
@@ -840,3 +847,29 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
                         raise
         refresh_index(run_dir, run=run)
     return document
+
+
+def with_controller(environment):
+    """The environment of a point plus the controller's versions (for modules run on the controller).
+
+    ``environment`` is {hosts: {name: facts}, controller: {...}} or one host's facts
+    (``hostname`` set), which is wrapped as {hosts: {hostname: facts}}. Values already in
+    ``controller`` win; anything that is not a dict is returned unchanged.
+    """
+    if not isinstance(environment, dict):
+        return environment
+    environment = dict(environment)
+    if "hosts" not in environment and isinstance(environment.get("hostname"), str):
+        environment = {"hosts": {environment["hostname"]: environment}}
+    controller = environment.get("controller")
+    if controller is None:
+        controller = {}
+    if not isinstance(controller, dict):
+        return environment
+    controller = dict(controller)
+    if ANSIBLE_CORE_VERSION:
+        controller.setdefault("ansible_core_version", ANSIBLE_CORE_VERSION)
+    controller.setdefault("python_version", platform.python_version())
+    controller.setdefault("hostname", socket.gethostname())
+    environment["controller"] = controller
+    return environment

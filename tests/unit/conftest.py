@@ -1,4 +1,4 @@
-"""Make the repository's module_utils, library and filter_plugins importable.
+"""Make the repository's module_utils, library, action and filter plugins importable.
 
 Ansible serves ``module_utils/`` as ``ansible.module_utils.<name>`` at run
 time; the tests do the same by extending that package's search path.
@@ -14,7 +14,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 _MU = os.path.join(ROOT, "module_utils")
 if _MU not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(_MU)
-for sub in ("library", "filter_plugins", "scripts"):
+for sub in ("library", "filter_plugins", "action_plugins", "scripts"):
     path = os.path.join(ROOT, sub)
     if path not in sys.path:
         sys.path.insert(0, path)

@@ -123,6 +123,40 @@ def test_counters_zeroed_after_the_start_invalidate():
     assert _evaluate("wrr-weighted-60", counters_zeroed_at=1795281207.0)["reasons"] == []
 
 
+def test_director_clock_ahead_is_not_a_late_reset():
+    # The director's clock 0.76 s ahead of the controller's (a qemu guest's RTC start), the
+    # clients' in step: its reset at 1795281210.219 (its clock) was 0.26 s before the load.
+    offsets = {"lvs-director": {"offset_s": 0.76, "uncertainty_s": 0.02}}
+    result = _evaluate("wrr-weighted-60", counters_zeroed_at=1795281210.219, clock_offsets=offsets)
+    assert result["reasons"] == []
+    assert result["details"]["clock"] == {"lvs-director": {"offset_s": 0.76, "uncertainty_s": 0.02}}
+    # A lateness within the clocks' error bound is not counted either; beyond it, it is.
+    offsets = {"lvs-director": {"offset_s": 0.1, "uncertainty_s": 0.45}}
+    assert _evaluate("wrr-weighted-60", counters_zeroed_at=1795281210.219, clock_offsets=offsets)["reasons"] == []
+    offsets = {"lvs-director": 0.1, "lvs-client1": {"offset_s": 0.0, "uncertainty_s": 0.05}}
+    reasons = _evaluate("wrr-weighted-60", counters_zeroed_at=1795281210.219, clock_offsets=offsets)["reasons"]
+    assert reasons and reasons[0].startswith("the director's counters were zeroed 0.40 s after")
+
+
+def test_client_clocks_are_put_on_the_controller_time_line():
+    # Both clients 100 s behind: the window moves to the controller's time, the length stays.
+    offsets = {"lvs-client1": -100.0, "lvs-client2": -100.0}
+    result = _evaluate("wrr-weighted-60", clock_offsets=offsets)
+    assert result["started"] == pytest.approx(1795281309.719) and result["finished"] == pytest.approx(1795281319.716)
+    assert result["load_seconds"] == 9.997
+    # Each host's samples are cut in its own clock: the clients' still cover the window,
+    # the others' (not shifted) now lie 100 s before it.
+    assert result["metrics"]["clients_cpu_max_pct"] == 84.101
+    assert any("lvs-director CPU samples" in w for w in result["warnings"])
+
+
+def test_clock_offsets_must_be_numbers():
+    with pytest.raises(PointError, match=r"clock_offsets\[lvs-director\]: offset_s must be a number"):
+        _evaluate("wrr-weighted-60", clock_offsets={"lvs-director": {"offset_s": "soon"}})
+    with pytest.raises(PointError, match="clock_offsets must be a mapping"):
+        _evaluate("wrr-weighted-60", clock_offsets=[0.5])
+
+
 def test_director_not_read():
     result = _evaluate("wrr-weighted-60")
     clients, collect = _inputs("wrr-weighted-60")
