@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 
-from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
 COMMAND = "LC_ALL=C date +%s.%N"
@@ -68,14 +67,17 @@ class ActionModule(ActionBase):
     _VALID_ARGS = frozenset(("rounds",))
 
     def run(self, tmp=None, task_vars=None):
+        # Failures are returned, not raised, so that failed_when / ignore_errors apply
+        # (a sweep keeps a dead host's last offset and goes on).
         result = super().run(tmp, task_vars)
+        result["changed"] = False
         rounds = self._task.args.get("rounds", 5)
         try:
             rounds = int(rounds)
         except (TypeError, ValueError):
-            raise AnsibleActionFail("clock_offset: rounds must be an integer, got %r" % (rounds,)) from None
+            return dict(result, failed=True, msg="clock_offset: rounds must be an integer, got %r" % (rounds,))
         if not 1 <= rounds <= 50:
-            raise AnsibleActionFail("clock_offset: rounds must be between 1 and 50, got %d" % rounds)
+            return dict(result, failed=True, msg="clock_offset: rounds must be between 1 and 50, got %d" % rounds)
         host = (task_vars or {}).get("inventory_hostname", "host")
         samples = []
         for _ in range(rounds):
@@ -83,12 +85,12 @@ class ActionModule(ActionBase):
             out = self._low_level_execute_command(COMMAND, sudoable=False)
             after = time.time()
             if out.get("rc") != 0:
-                raise AnsibleActionFail("clock_offset: `%s` on %s exited %s: %s"
-                                        % (COMMAND, host, out.get("rc"), (out.get("stderr") or "").strip()[:200]))
+                return dict(result, failed=True, rc=out.get("rc"),
+                            msg="clock_offset: `%s` on %s exited %s: %s"
+                            % (COMMAND, host, out.get("rc"), (out.get("stderr") or out.get("stdout") or "").strip()[:200]))
             try:
                 samples.append((before, parse_epoch(out.get("stdout"), host), after))
             except ClockError as exc:
-                raise AnsibleActionFail(str(exc)) from None
+                return dict(result, failed=True, msg=str(exc))
         result.update(estimate_offset(samples))
-        result["changed"] = False
         return result

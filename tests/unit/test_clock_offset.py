@@ -1,4 +1,7 @@
-"""The clock_offset action's pure part (action_plugins/clock_offset.py)."""
+"""The clock_offset action (action_plugins/clock_offset.py): its pure part and its run() with a fake connection."""
+import time
+import types
+
 import clock_offset as co
 import pytest
 
@@ -30,3 +33,32 @@ def test_estimate_offset_behind_and_bad_samples():
     assert result["offset_s"] == pytest.approx(-2.0) and result["samples"] == 1
     with pytest.raises(co.ClockError, match="no usable sample"):
         co.estimate_offset([(20.0, 0.0, 19.0)])
+
+
+def _action(monkeypatch, outputs, args=None):
+    """The action with its connection replaced by canned `date` results."""
+    monkeypatch.setattr(co.ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
+    action = co.ActionModule.__new__(co.ActionModule)
+    action._task = types.SimpleNamespace(args=args or {})
+    replies = iter(outputs)
+    action._low_level_execute_command = lambda cmd, sudoable=False: next(replies)
+    return action
+
+
+def test_action_measures(monkeypatch):
+    now = time.time()
+    action = _action(monkeypatch, [{"rc": 0, "stdout": "%.6f\n" % (now + 5.0)}] * 3, {"rounds": 3})
+    result = action.run(task_vars={"inventory_hostname": "lvs-director"})
+    assert result["samples"] == 3 and not result.get("failed")
+    assert result["offset_s"] == pytest.approx(5.0, abs=0.5)
+
+
+def test_action_returns_failures_instead_of_raising(monkeypatch):
+    # A stopped container: the sweep's failed_when: false must be able to keep the host.
+    gone = {"rc": 1, "stdout": "", "stderr": "Error response from daemon: Container abc is not running"}
+    result = _action(monkeypatch, [gone]).run(task_vars={"inventory_hostname": "lvs-web2"})
+    assert result["failed"] is True and "on lvs-web2 exited 1: Error response from daemon" in result["msg"]
+    result = _action(monkeypatch, [{"rc": 0, "stdout": "1795281210\n"}]).run(task_vars={"inventory_hostname": "h"})
+    assert result["failed"] is True and "no sub-second part" in result["msg"]
+    assert _action(monkeypatch, [], {"rounds": 0}).run(task_vars={})["msg"].endswith("between 1 and 50, got 0")
+    assert "must be an integer" in _action(monkeypatch, [], {"rounds": "many"}).run(task_vars={})["msg"]
