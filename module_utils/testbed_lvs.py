@@ -29,7 +29,7 @@ import re
 from ansible.module_utils.testbed_parse import ParseError
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
-from ansible.module_utils.testbed_sampling import SamplingError, cpu_percentages, parse_proc_stat
+from ansible.module_utils.testbed_sampling import SamplingError, cgroup_percent, cpu_percentages, parse_proc_stat
 
 SECTION = re.compile(r"^=== (?P<name>[a-z0-9_.-]+)\s*$")
 
@@ -121,8 +121,8 @@ def cpu_window(text, start, end, source="cpu"):
     after = parse_proc_stat(last[2], source)
     result = cpu_percentages(before, after)["all"]
     cgroup_pct = None
-    if first[1] is not None and last[1] is not None and last[1] >= first[1]:
-        cgroup_pct = 100.0 * (last[1] - first[1]) / 1e9 / window
+    if first[1] is not None and last[1] is not None:
+        cgroup_pct = cgroup_percent(first[1], last[1], window)
     coverage = max(0.0, min(end, last[0]) - max(start, first[0])) / (end - start) if end > start else None
     return {
         "busy_pct": _round(result["busy_pct"]),
