@@ -316,6 +316,16 @@ def run_parse_module(tool, parse_func, extra_spec=None, option_names=()):
         supports_check_mode=True,
     )
     params = module.params
+    options = dict((name, params[name]) for name in option_names)
+    parse_and_exit(module, tool, parse_func, options)
+
+
+def parse_and_exit(module, tool, parse_func, options):
+    """Read ``src``/``content`` of a parse module, parse, write ``dest``, exit.
+
+    Shared by every ``<tool>_parse`` module and ``tool_parse``.
+    """
+    params = module.params
     if params["src"] is not None:
         source = params["src"]
         try:
@@ -327,7 +337,6 @@ def run_parse_module(tool, parse_func, extra_spec=None, option_names=()):
         source = "<content>"
         text = params["content"]
 
-    options = dict((name, params[name]) for name in option_names)
     try:
         result = parse_func(text, source=source, **options)
     except ParseError as exc:

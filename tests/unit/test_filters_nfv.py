@@ -8,7 +8,9 @@ import json
 import os
 
 import pytest
-import testbed_nfv as nfv
+import nfv_chain as nfv_chain_filters
+import nfv_measure as nfv_measure_filters
+from testbed_sweep import sweep_plan
 from ansible.errors import AnsibleFilterError
 from conftest import FIXTURES
 
@@ -31,7 +33,7 @@ def _fidelity():
 # ---------------------------------------------------------------------------
 
 def test_study_layout():
-    topo = nfv.nfv_topology(STUDY)
+    topo = nfv_chain_filters.nfv_topology(STUDY)
     assert topo["client"] == {"name": "nfv-client", "role": "client", "networks": [
         {"name": "nfv-baseline-net0", "ipv4_address": "10.231.0.10"},
         {"name": "nfv-1-vnf-net0", "ipv4_address": "10.231.8.10"},
@@ -55,7 +57,7 @@ def test_study_layout():
 
 
 def test_scenario_facts():
-    base, one, two = nfv.nfv_topology(STUDY)["scenarios"]
+    base, one, two = nfv_chain_filters.nfv_topology(STUDY)["scenarios"]
     assert (base["entry"], base["expected_peer"], base["chain"], base["icmp_passes"]) == (
         "10.231.0.20", "10.231.0.10", "none", True)
     assert (one["entry"], one["expected_peer"], one["chain"], one["icmp_passes"], one["udp_passes"]) == (
@@ -71,7 +73,7 @@ def test_scenario_facts():
 
 
 def test_any_sequence_of_hops_and_custom_plan():
-    topo = nfv.nfv_topology([{"name": "lb-fw-fw", "hops": ["loadbalancer", "firewall", "firewall"]}],
+    topo = nfv_chain_filters.nfv_topology([{"name": "lb-fw-fw", "hops": ["loadbalancer", "firewall", "firewall"]}],
                             name="x", subnet_prefix="172.30", segments_per_scenario=4, bridge_prefix="t-",
                             left_host=2, right_host=3)
     scenario = topo["scenarios"][0]
@@ -97,7 +99,7 @@ def test_any_sequence_of_hops_and_custom_plan():
 ])
 def test_bad_layouts_are_refused(scenarios, kwargs, fragment):
     with pytest.raises(AnsibleFilterError) as info:
-        nfv.nfv_topology(scenarios, **kwargs)
+        nfv_chain_filters.nfv_topology(scenarios, **kwargs)
     assert fragment in str(info.value)
     assert str(info.value).startswith("nfv_topology: ")
 
@@ -106,38 +108,35 @@ def test_bad_layouts_are_refused(scenarios, kwargs, fragment):
 # nfv_plan, nfv_cgroups
 # ---------------------------------------------------------------------------
 
-def test_plan_orders():
-    topo = nfv.nfv_topology(STUDY)
+def test_the_sweep_plan_gives_the_nfv_order():
+    """The NFV plan is the shared sweep_plan of its scenarios (same points, same order as before)."""
     params = {"duration_s": 5, "protocol": "tcp", "streams": 1}
-    plan = nfv.nfv_plan(topo, 2, params)
+    names = [s["name"] for s in STUDY]
+    plan = sweep_plan({"variants": names, "parameters": params, "repetitions": 2})
     assert [(p["variant"], p["repetition"]) for p in plan] == [
         ("baseline", 1), ("1-vnf", 1), ("2-vnf", 1), ("baseline", 2), ("1-vnf", 2), ("2-vnf", 2)]
     assert all(p["parameters"] == params for p in plan)
-    grouped = nfv.nfv_plan(topo, "3", params, order="grouped")
+    grouped = sweep_plan({"variants": names, "parameters": params, "repetitions": 3, "order": "grouped"})
     assert [(p["variant"], p["repetition"]) for p in grouped][:4] == [
         ("baseline", 1), ("baseline", 2), ("baseline", 3), ("1-vnf", 1)]
-    with pytest.raises(AnsibleFilterError, match="repetitions must be between 1 and 1000, got 0"):
-        nfv.nfv_plan(topo, 0)
-    with pytest.raises(AnsibleFilterError, match="order must be interleaved or grouped"):
-        nfv.nfv_plan(topo, 1, order="random")
 
 
 def test_cgroups_from_docker_host_info():
     doc = [d for d in _docs() if d["variant"] == "1-vnf"][0]
     ids = {key: path.split("/")[1] for key, path in doc["extra"]["cgroups"].items()}
-    topo = nfv.nfv_topology(STUDY)
+    topo = nfv_chain_filters.nfv_topology(STUDY)
     containers = [{"Names": ["/nfv-client"], "Id": ids["client"]},
                   {"Names": ["/nfv-backend"], "Id": ids["backend"]},
                   {"Names": ["/nfv-1-vnf-hop1-firewall"], "Id": ids["vnf1_firewall"]},
                   {"Names": ["/nfv-2-vnf-hop1-firewall"], "Id": "a" * 64},
                   {"Names": ["/nfv-2-vnf-hop2-loadbalancer"], "Id": "b" * 64}]
-    groups = nfv.nfv_cgroups(topo, containers)
+    groups = nfv_chain_filters.nfv_cgroups(topo, containers)
     assert groups["1-vnf"] == doc["extra"]["cgroups"]
     assert groups["2-vnf"]["vnf2_loadbalancer"] == "docker/" + "b" * 64
-    systemd = nfv.nfv_cgroups(topo, containers, "systemd")
+    systemd = nfv_chain_filters.nfv_cgroups(topo, containers, "systemd")
     assert systemd["baseline"]["client"] == "system.slice/docker-%s.scope" % ids["client"]
     with pytest.raises(AnsibleFilterError, match="container nfv-2-vnf-hop1-firewall of scenario 2-vnf is not running"):
-        nfv.nfv_cgroups(topo, containers[:3] + containers[4:])
+        nfv_chain_filters.nfv_cgroups(topo, containers[:3] + containers[4:])
 
 
 # ---------------------------------------------------------------------------
@@ -145,7 +144,7 @@ def test_cgroups_from_docker_host_info():
 # ---------------------------------------------------------------------------
 
 def test_study_tables_from_real_points():
-    result = nfv.nfv_study_tables(_docs(), nfv.nfv_topology(STUDY)["scenarios"])
+    result = nfv_measure_filters.nfv_study_tables(_docs(), nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
     derived = result["derived"]
     assert derived["baseline"]["throughput_gbps"] == pytest.approx(23.46482542787727)
     assert derived["1-vnf"]["throughput_gbps"] == pytest.approx(20.71993790867883)
@@ -175,24 +174,24 @@ def test_invalid_points_are_left_out():
     for doc in docs:
         if doc["variant"] == "1-vnf" and doc["repetition"] == 2:
             doc["valid"] = False
-    derived = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])["derived"]
+    derived = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])["derived"]
     assert derived["1-vnf"]["points"] == 1
     assert derived["1-vnf"]["throughput_gbps"] == pytest.approx(21.216945850904935)
-    with_invalid = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"], include_invalid=True)
+    with_invalid = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"], include_invalid=True)
     assert with_invalid["derived"]["1-vnf"]["points"] == 2
 
 
 def test_study_tables_need_the_baseline():
-    scenarios = nfv.nfv_topology(STUDY)["scenarios"]
+    scenarios = nfv_chain_filters.nfv_topology(STUDY)["scenarios"]
     with pytest.raises(AnsibleFilterError, match="baseline 'native' is not a scenario"):
-        nfv.nfv_study_tables(_docs(), scenarios, baseline="native")
+        nfv_measure_filters.nfv_study_tables(_docs(), scenarios, baseline="native")
     with pytest.raises(AnsibleFilterError, match=r"docs\[0\] is not a result document"):
-        nfv.nfv_study_tables([{"metrics": {}}], scenarios)
+        nfv_measure_filters.nfv_study_tables([{"metrics": {}}], scenarios)
 
 
 def test_fidelity_of_the_real_run():
     saved = _fidelity()
-    result = nfv.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 5, 1e-9)
+    result = nfv_measure_filters.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 5, 1e-9)
     assert result["direct_mean"] == pytest.approx(24.27124941818727)
     assert result["harness_mean"] == pytest.approx(23.46482542787727)
     assert result["difference_pct"] == pytest.approx(3.436735520529097)
@@ -204,7 +203,7 @@ def test_fidelity_of_the_real_run():
     # (24.2207 - 22.7089) / 23.4648 and (24.5588 - 23.9837) / 24.2712
     assert result["harness_spread_pct"] == pytest.approx(6.443030992)
     assert result["direct_spread_pct"] == pytest.approx(2.369392432)
-    strict = nfv.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 3, 1e-9)
+    strict = nfv_measure_filters.nfv_fidelity(saved["direct_bps"], saved["harness_gbps"], 3, 1e-9)
     assert strict["passed"] is False and strict["sentence"].startswith("Fidelity check FAILED")
 
 
@@ -216,5 +215,5 @@ def test_fidelity_of_the_real_run():
 ])
 def test_fidelity_bad_input(args, fragment):
     with pytest.raises(AnsibleFilterError) as info:
-        nfv.nfv_fidelity(*args)
+        nfv_measure_filters.nfv_fidelity(*args)
     assert fragment in str(info.value)

@@ -1,0 +1,237 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the LVS experiment role (roles/lvs_compare).
+
+What a sweep step needs from the hosts' last answers, in tested Python rather
+than Jinja loops (tests/unit/test_filters_lvs.py):
+
+* ``lvs_real_servers``: the real servers from the inventory (address = host
+  var ``lvs_rip``, required; weight = ``lvs_weight``, default 1);
+* ``lvs_loads``: the load axis of the plan (rate and the connection count
+  derived from it);
+* ``lvs_processes``: httperf processes per client for a rate;
+* ``lvs_role_of``: each host's role in the experiment;
+* ``lvs_clock_offsets``: each host's clock offset from the controller;
+* ``lvs_host_results``: every host's answer to one raw step;
+* ``lvs_load_window``: [first httperf start, last end] over the clients, on
+  the controller's time line;
+* ``lvs_collect_command``: the shell line a host runs to print what the
+  previous point left (director counters, CPU samples of its load window);
+* ``lvs_clock_note``: the report's sentence on clock offsets and drift.
+"""
+
+import ipaddress
+import json
+import math
+import shlex
+
+try:
+    from ansible.errors import AnsibleFilterError
+except ImportError:  # pragma: no cover - only without ansible
+    class AnsibleFilterError(Exception):
+        pass
+
+ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
+
+
+def _fail(name, message):
+    raise AnsibleFilterError(f"{name}: {message}")
+
+
+def _number(name, value, what):
+    if isinstance(value, bool):
+        _fail(name, f"{what} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        _fail(name, f"{what} must be a number, got {value!r}")
+    if not math.isfinite(number):
+        _fail(name, f"{what} must be a finite number, got {value!r}")
+    return number
+
+
+def lvs_real_servers(hosts, hostvars, port=80):
+    """``[{host, address, port, weight}]`` of the real servers.
+
+    The address is the host var ``lvs_rip`` (the real server's address on the
+    director's private network); a real server without it is an error, never
+    a fallback to its management address.
+    """
+    fname = "lvs_real_servers"
+    out = []
+    for host in hosts or []:
+        facts = hostvars[host]
+        rip = facts.get("lvs_rip") if hasattr(facts, "get") else None
+        if not rip:
+            _fail(fname, f"real server {host} has no lvs_rip (its address on the director's private network); "
+                         "set it in the inventory, e.g. `lvs-web1: {lvs_rip: 10.250.2.11}`")
+        try:
+            ipaddress.ip_address(str(rip))
+        except ValueError:
+            _fail(fname, f"real server {host}: lvs_rip must be an IP address, got {rip!r}")
+        weight = facts.get("lvs_weight", 1)
+        if isinstance(weight, bool) or _number(fname, weight, f"{host}'s lvs_weight") != int(float(weight)) \
+                or int(float(weight)) < 0:
+            _fail(fname, f"real server {host}: lvs_weight must be a whole number >= 0, got {weight!r}")
+        out.append({"host": host, "address": str(rip), "port": int(_number(fname, port, "port")),
+                    "weight": int(float(weight))})
+    return out
+
+
+def lvs_loads(rates, run_seconds=None, num_conns=20000):
+    """The load axis: ``[{rate, num_conns}]``; num_conns = rate x run_seconds when that is set."""
+    fname = "lvs_loads"
+    if isinstance(rates, (str, bytes)) or not isinstance(rates, (list, tuple)) or not rates:
+        _fail(fname, f"rates must be a non-empty list of connection rates, got {rates!r}")
+    out = []
+    for rate in rates:
+        value = _number(fname, rate, "every rate")
+        if value <= 0 or value != int(value):
+            _fail(fname, f"every rate must be a whole number of connections/s > 0, got {rate!r}")
+        if run_seconds not in (None, "", 0):
+            conns = int(round(value * _number(fname, run_seconds, "run_seconds")))
+        else:
+            conns = int(_number(fname, num_conns, "num_conns"))
+        if conns < 1:
+            _fail(fname, f"a point needs at least one connection (rate {rate}, run_seconds {run_seconds})")
+        out.append({"rate": int(value), "num_conns": conns})
+    return out
+
+
+def lvs_point_seconds(loads):
+    """Mean seconds one point's load lasts (connections / rate), for the plan's estimate."""
+    if not loads:
+        _fail("lvs_point_seconds", "loads must be a non-empty list of {rate, num_conns}")
+    return sum(float(x["num_conns"]) / float(x["rate"]) for x in loads) / len(loads)
+
+
+def lvs_processes(rate, clients, per_client="auto", max_rate_per_process=1000):
+    """httperf processes per client host for one point (``auto``: none above max_rate_per_process)."""
+    fname = "lvs_processes"
+    if per_client != "auto":
+        return max(1, int(_number(fname, per_client, "processes_per_client")))
+    count = max(1, int(_number(fname, clients, "clients")))
+    return max(1, int(math.ceil(_number(fname, rate, "rate") / count / _number(fname, max_rate_per_process,
+                                                                               "max_rate_per_process"))))
+
+
+def lvs_role_of(groups):
+    """``{host: director | real_server | client}`` from the inventory groups."""
+    out = {}
+    for group, role in ROLES:
+        for host in (groups or {}).get(group, []):
+            out[host] = role
+    return out
+
+
+def lvs_clock_offsets(hostvars, hosts, var="lvs_compare_clock"):
+    """``{host: {offset_s, uncertainty_s}}`` of the hosts whose clock offset was measured."""
+    out = {}
+    for host in hosts:
+        clock = hostvars[host].get(var) if hasattr(hostvars[host], "get") else None
+        if isinstance(clock, dict) and clock.get("offset_s") is not None:
+            out[host] = {"offset_s": float(clock["offset_s"]), "uncertainty_s": float(clock.get("uncertainty_s") or 0)}
+    return out
+
+
+def lvs_host_results(hostvars, role_of, var, only=None):
+    """Every host's answer to one raw step: ``{host: {host, role, stdout, failed, msg}}``.
+
+    ``only`` keeps the hosts of one role (e.g. ``client``).
+    """
+    out = {}
+    for host, role in role_of.items():
+        if only is not None and role != only:
+            continue
+        step = hostvars[host].get(var) if hasattr(hostvars[host], "get") else None
+        step = step if isinstance(step, dict) else {}
+        failed = step.get("rc", 1) != 0 or bool(step.get("unreachable")) or not step
+        out[host] = {"host": host, "role": role, "stdout": step.get("stdout") or "", "failed": failed,
+                     "msg": " ".join(str(x) for x in (step.get("msg") or "", step.get("stderr") or "")).strip()}
+    return out
+
+
+def lvs_load_window(clients, offsets, now=None):
+    """[first httperf start, last end] of a point over all clients, on the controller's time line.
+
+    ``clients`` is ``lvs_host_results`` of the clients' run step (the runner
+    prints ``{"started": .., "finished": ..}``); ``offsets`` the clock offsets.
+    Without any client time it is ``[now, now]``.
+    """
+    starts, ends = [], []
+    for host, result in (clients or {}).items():
+        try:
+            doc = json.loads(result.get("stdout") or "")
+            start, end = float(doc["started"]), float(doc["finished"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        offset = (offsets or {}).get(host, {}).get("offset_s", 0.0)
+        starts.append(start - offset)
+        ends.append(end - offset)
+    if not starts:
+        if now is None:
+            _fail("lvs_load_window", "no client reported its start and end, and no fallback time was given")
+        return [float(now), float(now)]
+    return [min(starts), max(ends)]
+
+
+def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/bin/testbed-cpu-window",
+                        sampler_log="/var/tmp/testbed-cpu-sampler/samples.log",
+                        stats_cmd="/usr/local/sbin/lvs-director-stats"):
+    """The shell line that prints what the previous point left on this host.
+
+    The director reads its counters once the IPVS estimator has ticked after
+    that load (``--after <end>``, shifted into its clock and past the offset's
+    uncertainty) and zeroes them; every host prints its CPU samples of the
+    load window (``=== prev-cpu``). Empty when no point waits.
+    """
+    if not prev:
+        return ""
+    offset = offset or {}
+    shift = float(offset.get("offset_s") or 0.0)
+    margin = float(offset.get("uncertainty_s") or 0.0)
+    start, end = float(prev["start"]), float(prev["end"])
+    parts = []
+    if is_director:
+        parts.append(f"{stats_cmd} --after {end + shift + margin:.3f} --zero;")
+    parts.append(f"echo '=== prev-cpu'; {window_cmd} -v start={start + shift:.3f} -v end={end + shift:.3f} "
+                 f"{shlex.quote(sampler_log)};")
+    return " ".join(parts)
+
+
+def lvs_clock_note(first, last, every_segments):
+    """The report's sentence on the hosts' clock offsets and their drift ('' without measurements)."""
+    start, drift = [], []
+    for host in sorted(first or {}):
+        a = first[host]
+        start.append(f"{host} {a['offset_s']:+.3f} s (+/- {a['uncertainty_s']:.3f})")
+        b = (last or {}).get(host)
+        if b is not None:
+            drift.append((abs(b["offset_s"] - a["offset_s"]), host))
+    if not start:
+        return ""
+    text = ("Clock offsets from the controller (host minus controller) at the start of the last sweep: "
+            + ", ".join(start) + ".")
+    if drift:
+        worst = max(drift)
+        text += f" Largest change by its last measurement {worst[0]:.3f} s ({worst[1]})."
+    return text + (f" The offsets were measured again every {every_segments} schedulers; load windows, CPU "
+                   "samples and the director's counter resets were put on the controller's time line with them.")
+
+
+class FilterModule:
+    """Filters of the LVS experiment role."""
+
+    def filters(self):
+        return {
+            "lvs_real_servers": lvs_real_servers,
+            "lvs_loads": lvs_loads,
+            "lvs_point_seconds": lvs_point_seconds,
+            "lvs_processes": lvs_processes,
+            "lvs_role_of": lvs_role_of,
+            "lvs_clock_offsets": lvs_clock_offsets,
+            "lvs_host_results": lvs_host_results,
+            "lvs_load_window": lvs_load_window,
+            "lvs_collect_command": lvs_collect_command,
+            "lvs_clock_note": lvs_clock_note,
+        }

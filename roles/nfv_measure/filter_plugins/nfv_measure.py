@@ -1,0 +1,354 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the NFV experiment role (roles/nfv_measure).
+
+* ``nfv_point``: one point's result (metrics with units, verdict, sources,
+  raw outputs) from the tool runs of that point;
+* ``nfv_fidelity``: the harness's baseline throughput against iperf3 run by hand.
+
+Pure functions (tests/unit/test_filters_nfv.py); bad input raises
+``AnsibleFilterError`` naming the filter and the bad value. The statistics
+come from the shared filter_plugins/testbed_stats.py.
+"""
+
+import math
+import os
+import re
+import sys
+
+try:
+    from ansible.errors import AnsibleFilterError
+except ImportError:  # pragma: no cover - only without ansible
+    class AnsibleFilterError(Exception):
+        pass
+
+_SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "filter_plugins")
+if os.path.abspath(_SHARED) not in sys.path:
+    sys.path.insert(0, os.path.abspath(_SHARED))
+
+import testbed_stats as stats  # noqa: E402
+
+
+def _fail(name, message):
+    raise AnsibleFilterError(f"{name}: {message}")
+
+
+def _fmt(value, digits=3):
+    if value is None:
+        return "N/A"
+    if value == 0:
+        return "0"
+    decimals = max(0, min(6, digits - 1 - int(math.floor(math.log10(abs(value))))))
+    return f"{value:.{decimals}f}"
+
+
+def _fmt_summary(summary, digits=3):
+    if summary is None:
+        return "N/A"
+    if summary["ci_half"] is None:
+        return "{} (n={})".format(_fmt(summary["mean"], digits), summary["n"])
+    return "{} \u00b1 {} (n={})".format(_fmt(summary["mean"], digits), _fmt(summary["ci_half"], 2), summary["n"])
+
+
+def _fmt_pct(value):
+    return "N/A" if value is None else f"{value:+.1f} %"
+
+
+def _values(docs, metric):
+    out = []
+    for doc in docs:
+        value = doc["metrics"].get(metric)
+        if value is not None and not isinstance(value, bool) and isinstance(value, (int, float)):
+            out.append(value)
+    return out
+
+
+def nfv_study_tables(docs, scenarios, baseline="baseline", include_invalid=False):
+    """The study's three tables from point documents.
+
+    ``docs`` are result point documents (``variant``, ``valid``, ``metrics``);
+    ``scenarios`` the ``scenarios`` list of ``nfv_topology`` (order, chain,
+    ICMP reason).  Invalid points are left out unless ``include_invalid``.
+    Throughput drop = ``pct_drop(mean, baseline mean)`` (the study's D_th) and
+    latency rise = ``pct_change(mean, baseline mean)`` (K_lat), both of the means.
+    """
+    fname = "nfv_study_tables"
+    if not isinstance(docs, (list, tuple)):
+        _fail(fname, f"docs must be a list of result documents, got {type(docs).__name__}")
+    if not isinstance(scenarios, (list, tuple)) or not scenarios:
+        _fail(fname, "scenarios must be the non-empty scenarios list of nfv_topology")
+    by_variant = {}
+    for number, doc in enumerate(docs):
+        if not isinstance(doc, dict) or not isinstance(doc.get("metrics"), dict) or "variant" not in doc:
+            _fail(fname, f"docs[{number}] is not a result document with variant and metrics")
+        if doc.get("valid") is not True and not include_invalid:
+            continue
+        by_variant.setdefault(doc["variant"], []).append(doc)
+    names = [s["name"] for s in scenarios]
+    if baseline not in names:
+        _fail(fname, "baseline {!r} is not a scenario ({})".format(baseline, ", ".join(names)))
+
+    def summary_of(name, metric):
+        values = _values(by_variant.get(name, []), metric)
+        return stats.summary(values) if values else None
+
+    base_tp = summary_of(baseline, "throughput_gbps")
+    base_icmp = summary_of(baseline, "icmp_rtt_avg_ms")
+    base_tcp = summary_of(baseline, "tcp_rtt_avg_ms")
+    rows_tp, rows_lat, rows_cpu, derived = [], [], [], {}
+    cpu_keys = ["client", "backend"]
+    for scenario in scenarios:
+        for key in scenario.get("containers", {}):
+            if key not in cpu_keys:
+                cpu_keys.append(key)
+    notes = []
+    for scenario in scenarios:
+        name = scenario["name"]
+        docs_here = by_variant.get(name, [])
+        tp = summary_of(name, "throughput_gbps")
+        icmp = summary_of(name, "icmp_rtt_avg_ms")
+        tcp = summary_of(name, "tcp_rtt_avg_ms")
+        drop = None if name == baseline or tp is None or base_tp is None else stats.pct_drop(tp["mean"], base_tp["mean"])
+        icmp_rise = (None if name == baseline or icmp is None or base_icmp is None
+                     else stats.pct_change(icmp["mean"], base_icmp["mean"]))
+        tcp_rise = (None if name == baseline or tcp is None or base_tcp is None
+                    else stats.pct_change(tcp["mean"], base_tcp["mean"]))
+        derived[name] = {
+            "points": len(docs_here),
+            "throughput_gbps": tp["mean"] if tp else None,
+            "throughput_drop_pct": drop,
+            "icmp_rtt_avg_ms": icmp["mean"] if icmp else None,
+            "icmp_latency_rise_pct": icmp_rise,
+            "tcp_rtt_avg_ms": tcp["mean"] if tcp else None,
+            "tcp_latency_rise_pct": tcp_rise,
+        }
+        rows_tp.append([name, scenario.get("chain", ""), _fmt_summary(tp),
+                        "\u2014" if name == baseline else ("N/A" if drop is None else f"{drop:.1f} %")])
+        icmp_cell = _fmt_summary(icmp) if scenario.get("icmp_passes", True) else "N/A (ICMP does not pass the L4 proxy)"
+        rows_lat.append([name, icmp_cell, "\u2014" if name == baseline else _fmt_pct(icmp_rise),
+                         _fmt_summary(tcp), "\u2014" if name == baseline else _fmt_pct(tcp_rise)])
+        cpu_row = [name]
+        for key in cpu_keys:
+            if key not in scenario.get("containers", {}):
+                cpu_row.append("\u2014")
+                continue
+            s = summary_of(name, f"{key}_cpu_pct")
+            cpu_row.append(_fmt(s["mean"], 3) if s else "N/A")
+        for metric in ("host_softirq_pct", "host_busy_pct"):
+            s = summary_of(name, metric)
+            cpu_row.append(_fmt(s["mean"], 3) if s else "N/A")
+        rows_cpu.append(cpu_row)
+        if name != baseline:
+            parts = []
+            if drop is not None:
+                parts.append("throughput drop D_th = {:.1f} % ({} vs {} Gbit/s)".format(
+                    drop, _fmt(tp["mean"], 4), _fmt(base_tp["mean"], 4)))
+            if icmp_rise is not None:
+                parts.append("ICMP latency rise K_lat = {:+.1f} % ({} vs {} ms)".format(
+                    icmp_rise, _fmt(icmp["mean"], 3), _fmt(base_icmp["mean"], 3)))
+            if tcp_rise is not None:
+                parts.append("TCP request/response latency rise = {:+.1f} % ({} vs {} ms)".format(
+                    tcp_rise, _fmt(tcp["mean"], 3), _fmt(base_tcp["mean"], 3)))
+            if parts:
+                notes.append("{} ({}): {}.".format(name, scenario.get("chain", ""), "; ".join(parts)))
+        if not scenario.get("icmp_passes", True) and scenario.get("icmp_reason"):
+            notes.append(f"{name}: {scenario['icmp_reason']}; the TCP request/response round trip (sockperf) "
+                         "is measured through it instead.")
+    tables = [
+        {"title": "Throughput (iperf3, Gbit/s) and throughput drop D_th",
+         "header": ["scenario", "chain", "throughput Gbit/s (mean \u00b1 95 % CI)", "D_th (drop vs baseline)"],
+         "rows": rows_tp,
+         "notes": ["D_th = (T_base \u2212 T_vnf) / T_base \u00d7 100 of the means (pct_drop)."]},
+        {"title": "Latency: ICMP RTT (ping) and TCP request/response RTT (sockperf), rise K_lat",
+         "header": ["scenario", "ICMP RTT ms", "K_lat ICMP", "TCP RTT ms", "K_lat TCP"],
+         "rows": rows_lat,
+         "notes": ["K_lat = (L_vnf \u2212 L_base) / L_base \u00d7 100 of the means (pct_change)."]},
+        {"title": "CPU during iperf3 (% of one CPU per container; host columns % of all CPUs)",
+         "header": ["scenario"] + [f"{k} %" for k in cpu_keys] + ["host softirq %", "host busy %"],
+         "rows": rows_cpu,
+         "notes": ["Container CPU comes from each container's cgroup (cpuacct) over the sampling window inside "
+                   "the iperf3 run; kernel packet forwarding by the firewall runs in softirq context and is "
+                   "mostly not charged to the firewall's cgroup: it shows in the host softirq column."]},
+    ]
+    return {"tables": tables, "derived": derived, "notes": notes, "cpu_keys": cpu_keys}
+
+
+def nfv_fidelity(direct, harness, tolerance_pct=5.0, direct_scale=1.0):
+    """Compare iperf3 run by hand (``direct`` values x ``direct_scale`` = Gbit/s) with the
+    harness's baseline throughputs (Gbit/s).
+
+    Returns ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, sentence}``
+    where difference = pct_change(direct mean, harness mean).
+    """
+    fname = "nfv_fidelity"
+    if not isinstance(direct, (list, tuple)) or not direct:
+        _fail(fname, f"direct must be a non-empty list of throughputs, got {direct!r}")
+    try:
+        scale = float(direct_scale)
+    except (TypeError, ValueError):
+        _fail(fname, f"direct_scale must be a number, got {direct_scale!r}")
+    direct = [stats._number(fname, v, "direct value") * scale for v in direct]
+    if not isinstance(harness, (list, tuple)) or not harness:
+        _fail(fname, f"harness must be a non-empty list of throughputs, got {harness!r}")
+    try:
+        tolerance = float(tolerance_pct)
+    except (TypeError, ValueError):
+        _fail(fname, f"tolerance_pct must be a number, got {tolerance_pct!r}")
+    if not tolerance > 0:
+        _fail(fname, f"tolerance_pct must be > 0, got {tolerance_pct!r}")
+    d = stats.summary(list(direct))
+    h = stats.summary(list(harness))
+    diff = stats.pct_change(d["mean"], h["mean"])
+    passed = abs(diff) <= tolerance
+    # For scale: how far the repetitions of each side spread ((max - min) / mean), i.e. the
+    # machine's own run-to-run noise that the difference has to be read against.
+    spread_h = (h["max"] - h["min"]) / h["mean"] * 100.0 if h["n"] > 1 and h["mean"] else None
+    spread_d = (d["max"] - d["min"]) / d["mean"] * 100.0 if d["n"] > 1 and d["mean"] else None
+    sentence = ("Fidelity check {}: iperf3 run directly (plain docker exec, no harness) on the baseline's client "
+                "and backend gave {} Gbit/s (n={}), the harness's baseline {} Gbit/s (n={}); difference {:+.2f} % "
+                "(tolerance \u00b1{:g} %).").format(
+        "passed" if passed else "FAILED", _fmt(d["mean"], 4), d["n"], _fmt(h["mean"], 4), h["n"], diff, tolerance)
+    if spread_h is not None and spread_d is not None:
+        sentence += (" Run-to-run spread (max \u2212 min) / mean on this machine: harness {:.1f} %, direct {:.1f} %."
+                     ).format(spread_h, spread_d)
+    return {"direct_mean": d["mean"], "harness_mean": h["mean"], "difference_pct": diff,
+            "tolerance_pct": tolerance, "passed": passed, "direct_n": d["n"], "harness_n": h["n"],
+            "harness_spread_pct": spread_h, "direct_spread_pct": spread_d, "sentence": sentence}
+
+
+_PEER = re.compile(r"Accepted connection from ([0-9.]+)")
+
+
+def _ok(run):
+    """The parse result of a testbed_workload run, or None when it failed or did not run."""
+    if not isinstance(run, dict) or not isinstance(run.get("parsed"), dict):
+        return None
+    return run["parsed"]
+
+
+def _metric(parsed, key, scale=None):
+    if parsed is None:
+        return None
+    value = (parsed.get("metrics") or {}).get(key)
+    if value is None or scale is None:
+        return value
+    return value * scale
+
+
+def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgroups=None, direct=None):
+    """One NFV point's result for the sweep's store, from its tool runs.
+
+    ``runs``: ``{iperf3, ping, sockperf}`` results of the testbed_workload role
+    (``ping`` absent or None where ICMP cannot cross the chain) and ``cpu``,
+    the registered ``cpu_sample`` result.  ``scenario`` is the scenario of
+    ``nfv_topology``; ``direct`` the fidelity pair's direct iperf3 run (or
+    None).  Returns ``{point, metrics, valid, reasons, warnings, sources, raw,
+    extra, environment, started_at, finished_at, load_s, summary}``: Gbit/s
+    from iperf3's bit/s, ms from sockperf's microseconds, the CPU of every
+    container of the scenario (null where not sampled), and a reason for
+    every tool that failed or traffic that did not cross the chain.
+    """
+    fname = "nfv_point"
+    if not isinstance(runs, dict):
+        _fail(fname, f"runs must be a mapping of tool -> run, got {runs!r}")
+    if not isinstance(scenario, dict) or "containers" not in scenario or "hops" not in scenario:
+        _fail(fname, f"scenario must be a scenario of nfv_topology, got {scenario!r}")
+    iperf3_run, ping_run, sockperf_run = runs.get("iperf3"), runs.get("ping"), runs.get("sockperf")
+    cpu_run = runs.get("cpu") or {}
+    if not isinstance(iperf3_run, dict) or not isinstance(sockperf_run, dict):
+        _fail(fname, "runs must hold the iperf3 and sockperf runs")
+    icmp = bool(scenario.get("icmp_passes"))
+    ip, sp = _ok(iperf3_run), _ok(sockperf_run)
+    pg = _ok(ping_run) if icmp else None
+    cpu_ok = isinstance(cpu_run, dict) and not cpu_run.get("failed") and "metrics" in cpu_run
+    cpu = cpu_run.get("metrics") or {} if cpu_ok else {}
+    found = _PEER.search(iperf3_run.get("stdout") or "")
+    peer = found.group(1) if found else None
+
+    metrics = {
+        "throughput_gbps": _metric(ip, "received_bps", 1e-9),
+        "sent_gbps": _metric(ip, "sent_bps", 1e-9),
+        "retransmits": _metric(ip, "retransmits"),
+        "udp_lost_pct": _metric(ip, "lost_percent"),
+        "udp_jitter_ms": _metric(ip, "jitter_ms"),
+        "icmp_rtt_avg_ms": _metric(pg, "rtt_avg_ms"),
+        "icmp_rtt_max_ms": _metric(pg, "rtt_max_ms"),
+        "icmp_loss_pct": _metric(pg, "packet_loss_pct"),
+        "tcp_rtt_avg_ms": _metric(sp, "rtt_avg_us", 1e-3),
+        "tcp_rtt_p50_ms": _metric(sp, "rtt_p50_us", 1e-3),
+        "tcp_rtt_p99_ms": _metric(sp, "rtt_p99_us", 1e-3),
+        "tcp_round_trips_per_s": _metric(sp, "round_trips_per_s"),
+        "host_softirq_pct": cpu.get("cpu_softirq_mean_pct"),
+        "host_system_pct": cpu.get("cpu_system_mean_pct"),
+        "host_busy_pct": cpu.get("cpu_busy_mean_pct"),
+        "host_hottest_cpu_softirq_pct": cpu.get("cpu_hottest_softirq_mean_pct"),
+        "cpu_window_s": cpu.get("window_s"),
+        "backend_peer": peer,
+        "hops": len(scenario["hops"]),
+    }
+    for key in scenario["containers"]:
+        metrics[f"{key}_cpu_pct"] = cpu.get(f"{key}_cpu_pct")
+
+    reasons = []
+    if ip is None:
+        reasons.append("iperf3: " + (iperf3_run.get("error") or "no output"))
+    if not iperf3_run.get("finished", True):
+        reasons.append("iperf3 did not finish: " + (iperf3_run.get("error") or "timeout"))
+    expected = scenario.get("expected_peer")
+    if ip is not None and peer != expected:
+        reasons.append(f"the backend saw the test from {peer or 'an unknown address'}, not from {expected} "
+                       "(the last hop): the traffic did not cross the chain as planned")
+    if icmp and pg is None:
+        reasons.append("ping: " + ((ping_run or {}).get("error") or "no output"))
+    if sp is None:
+        reasons.append("sockperf: " + (sockperf_run.get("error") or "no output"))
+    if not cpu_ok:
+        reasons.append("cpu_sample: " + str(cpu_run.get("msg") or "failed"))
+
+    sources = {}
+    for name, parsed in (("iperf3", ip), ("ping", pg), ("sockperf", sp)):
+        if parsed is not None:
+            sources[name] = parsed
+    if cpu_ok:
+        sources["cpu"] = (cpu_run.get("ansible_facts") or {}).get("cpu_sample", cpu_run)
+    valid = not reasons and all(source.get("valid", True) for source in sources.values())
+    warnings = [] if icmp else [f"{scenario.get('icmp_reason', 'ICMP does not cross this chain')}; "
+                                "no ICMP RTT for this scenario"]
+    raw = {"iperf3.json": iperf3_run.get("stdout") or "", "sockperf.txt": sockperf_run.get("stdout") or "",
+           "cpu.json": _json_text((cpu_run.get("ansible_facts") or {}).get("cpu_sample", cpu_run))}
+    if icmp:
+        raw["ping.txt"] = (ping_run or {}).get("stdout") or ""
+    if direct:
+        raw["direct-iperf3.json"] = direct.get("raw") or ""
+    load_s = sum(r.get("duration_s") or 0 for r in (iperf3_run, ping_run or {}, sockperf_run))
+    def fmt(value, pattern):
+        return "N/A" if value is None else pattern % value
+
+    summary = "{} Gbit/s, ICMP RTT {} ms, TCP RTT {} ms, host softirq {} %".format(
+        fmt(metrics["throughput_gbps"], "%.3f"),
+        fmt(metrics["icmp_rtt_avg_ms"], "%.3f"), fmt(metrics["tcp_rtt_avg_ms"], "%.4f"),
+        fmt(metrics["host_softirq_pct"], "%.1f"))
+    return {
+        "point": point, "metrics": metrics, "valid": valid, "reasons": reasons, "warnings": warnings,
+        "sources": sources, "raw": raw, "environment": environment,
+        "extra": {"scenario": scenario, "cgroups": cgroups,
+                  "fidelity_direct": {k: v for k, v in direct.items() if k != "raw"} if direct else None},
+        "started_at": started_at, "finished_at": finished_at, "load_s": round(load_s, 3), "summary": summary,
+    }
+
+
+def _json_text(value):
+    import json
+    return json.dumps(value, indent=4, sort_keys=True)
+
+
+class FilterModule:
+    """Filters of the NFV experiment role."""
+
+    def filters(self):
+        return {
+            "nfv_point": nfv_point,
+            "nfv_study_tables": nfv_study_tables,
+            "nfv_fidelity": nfv_fidelity,
+        }

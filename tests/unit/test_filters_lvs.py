@@ -1,0 +1,94 @@
+"""Filters of the LVS experiment role (roles/lvs_compare/filter_plugins/lvs_compare.py)."""
+import json
+
+import pytest
+from lvs_compare import (AnsibleFilterError, FilterModule, lvs_clock_note, lvs_clock_offsets, lvs_collect_command,
+                         lvs_host_results, lvs_load_window, lvs_loads, lvs_point_seconds, lvs_processes,
+                         lvs_real_servers, lvs_role_of)
+
+GROUPS = {"lvs_director": ["d"], "lvs_real_servers": ["w1", "w2"], "lvs_clients": ["c1", "c2"], "other": ["x"]}
+
+
+def test_real_servers_come_from_lvs_rip_and_weight():
+    hv = {"w1": {"lvs_rip": "10.250.2.11"}, "w2": {"lvs_rip": "10.250.2.12", "lvs_weight": 3, "ansible_host": "192.0.2.9"}}
+    assert lvs_real_servers(["w1", "w2"], hv, "80") == [
+        {"host": "w1", "address": "10.250.2.11", "port": 80, "weight": 1},
+        {"host": "w2", "address": "10.250.2.12", "port": 80, "weight": 3}]
+
+
+@pytest.mark.parametrize("facts, message", [
+    ({"ansible_host": "192.0.2.9"}, "real server w1 has no lvs_rip"),
+    ({"lvs_rip": "web1"}, "lvs_rip must be an IP address"),
+    ({"lvs_rip": "10.0.0.1", "lvs_weight": 1.5}, "lvs_weight must be a whole number"),
+    ({"lvs_rip": "10.0.0.1", "lvs_weight": -1}, "lvs_weight must be a whole number"),
+])
+def test_a_real_server_without_a_usable_lvs_rip_is_an_error(facts, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        lvs_real_servers(["w1"], {"w1": facts})
+
+
+def test_loads_derive_the_connection_count():
+    assert lvs_loads([50, 100], 40) == [{"rate": 50, "num_conns": 2000}, {"rate": 100, "num_conns": 4000}]
+    assert lvs_loads([2000, 8000], None, 20000) == [{"rate": 2000, "num_conns": 20000}, {"rate": 8000, "num_conns": 20000}]
+    assert lvs_point_seconds(lvs_loads([2000, 8000], None, 20000)) == pytest.approx((10 + 2.5) / 2)
+    for bad in ([0], [-5], [2.5], "50,100", []):
+        with pytest.raises(AnsibleFilterError, match="lvs_loads"):
+            lvs_loads(bad, 40)
+
+
+def test_processes_keep_each_httperf_below_its_rate_cap():
+    assert lvs_processes(200, 2, "auto", 50) == 2
+    assert lvs_processes(201, 2, "auto", 50) == 3
+    assert lvs_processes(10, 2, "auto", 1000) == 1
+    assert lvs_processes(10, 2, 4, 1000) == 4
+
+
+def test_role_of_and_offsets():
+    assert lvs_role_of(GROUPS) == {"d": "director", "w1": "real_server", "w2": "real_server",
+                                   "c1": "client", "c2": "client"}
+    hv = {"d": {"lvs_compare_clock": {"offset_s": -0.015, "uncertainty_s": 0.12}}, "c1": {}}
+    assert lvs_clock_offsets(hv, ["d", "c1"]) == {"d": {"offset_s": -0.015, "uncertainty_s": 0.12}}
+
+
+def test_host_results_mark_failed_and_missing_steps():
+    hv = {"c1": {"run": {"rc": 0, "stdout": "{}"}}, "c2": {"run": {"rc": 1, "stdout": "", "stderr": "boom"}},
+          "d": {}, "w1": {"run": {"unreachable": True, "msg": "ssh: no route"}}, "w2": {"run": {"rc": 0}}}
+    out = lvs_host_results(hv, lvs_role_of(GROUPS), "run")
+    assert out["c1"] == {"host": "c1", "role": "client", "stdout": "{}", "failed": False, "msg": ""}
+    assert out["c2"]["failed"] and out["c2"]["msg"] == "boom"
+    assert out["d"]["failed"] and out["w1"]["failed"] and out["w1"]["msg"] == "ssh: no route"
+    assert set(lvs_host_results(hv, lvs_role_of(GROUPS), "run", "client")) == {"c1", "c2"}
+
+
+def test_load_window_is_on_the_controller_time_line():
+    clients = {"c1": {"stdout": json.dumps({"started": 100.0, "finished": 140.0})},
+               "c2": {"stdout": json.dumps({"started": 100.5, "finished": 141.0})},
+               "c3": {"stdout": "not json"}}
+    offsets = {"c2": {"offset_s": 0.5, "uncertainty_s": 0.05}}
+    assert lvs_load_window(clients, offsets) == [100.0, 140.5]
+    assert lvs_load_window({}, {}, 7.0) == [7.0, 7.0]
+    with pytest.raises(AnsibleFilterError, match="no client reported"):
+        lvs_load_window({}, {})
+
+
+def test_collect_command_shifts_times_into_the_host_clock():
+    prev = {"start": 100.0, "end": 140.0}
+    director = lvs_collect_command(prev, True, {"offset_s": -0.5, "uncertainty_s": 0.1})
+    assert director.startswith("/usr/local/sbin/lvs-director-stats --after 139.600 --zero;")
+    assert "-v start=99.500 -v end=139.500" in director
+    other = lvs_collect_command(prev, False, {})
+    assert "lvs-director-stats" not in other and "-v start=100.000 -v end=140.000" in other
+    assert lvs_collect_command(None, True) == ""
+
+
+def test_clock_note():
+    first = {"d": {"offset_s": -0.015, "uncertainty_s": 0.12}, "c1": {"offset_s": 0.04, "uncertainty_s": 0.05}}
+    last = {"d": {"offset_s": 0.055, "uncertainty_s": 0.1}, "c1": {"offset_s": 0.05, "uncertainty_s": 0.05}}
+    note = lvs_clock_note(first, last, 3)
+    assert "c1 +0.040 s (+/- 0.050), d -0.015 s (+/- 0.120)" in note
+    assert "Largest change by its last measurement 0.070 s (d)." in note
+    assert lvs_clock_note({}, {}, 3) == ""
+
+
+def test_filter_module():
+    assert "lvs_load_window" in FilterModule().filters()

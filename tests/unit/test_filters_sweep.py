@@ -1,0 +1,138 @@
+"""The sweep skeleton's arithmetic (filter_plugins/testbed_sweep.py)."""
+import pytest
+from testbed_sweep import (AnsibleFilterError, FilterModule, delta_seconds, sweep_overhead, sweep_plan, sweep_progress,
+                           sweep_result_lines, sweep_segments)
+
+
+def test_interleaved_plan_is_repetition_then_variant_then_grid():
+    plan = sweep_plan({"variants": ["rr", "wrr"], "grid": {"rate": [50, 100]}, "repetitions": 2})
+    assert [(p["repetition"], p["variant"], p["parameters"]["rate"]) for p in plan] == [
+        (1, "rr", 50), (1, "rr", 100), (1, "wrr", 50), (1, "wrr", 100),
+        (2, "rr", 50), (2, "rr", 100), (2, "wrr", 50), (2, "wrr", 100)]
+
+
+def test_grouped_plan_keeps_a_variant_together():
+    plan = sweep_plan({"variants": ["a", "b"], "repetitions": 2, "order": "grouped"})
+    assert [(p["variant"], p["repetition"]) for p in plan] == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    assert all(p["parameters"] == {} for p in plan)
+
+
+def test_mapping_values_set_several_parameters_at_once():
+    plan = sweep_plan({"variants": ["rr"], "grid": {"load": [{"rate": 50, "num_conns": 2000},
+                                                             {"rate": 100, "num_conns": 4000}]}})
+    assert [p["parameters"] for p in plan] == [{"rate": 50, "num_conns": 2000}, {"rate": 100, "num_conns": 4000}]
+
+
+def test_grid_is_a_cartesian_product_with_fixed_parameters():
+    plan = sweep_plan({"variants": ["x"], "grid": {"bs": ["4k", "64k"], "iodepth": [1, 32]},
+                       "parameters": {"runtime_s": 30}})
+    assert [(p["parameters"]["bs"], p["parameters"]["iodepth"]) for p in plan] == [
+        ("4k", 1), ("4k", 32), ("64k", 1), ("64k", 32)]
+    assert all(p["parameters"]["runtime_s"] == 30 for p in plan)
+
+
+def test_workloads_each_bring_their_own_grid():
+    plan = sweep_plan({"variants": [{"name": "native"}, {"name": "docker"}],
+                       "workloads": [{"name": "cpu", "grid": {"threads": [1, 2]}},
+                                     {"name": "web", "parameters": {"concurrency": 10}}]})
+    assert [(p["variant"], p["parameters"]) for p in plan] == [
+        ("native", {"threads": 1, "workload": "cpu"}), ("native", {"threads": 2, "workload": "cpu"}),
+        ("native", {"concurrency": 10, "workload": "web"}),
+        ("docker", {"threads": 1, "workload": "cpu"}), ("docker", {"threads": 2, "workload": "cpu"}),
+        ("docker", {"concurrency": 10, "workload": "web"})]
+
+
+@pytest.mark.parametrize("matrix, message", [
+    ({"variants": []}, "variants must be a non-empty list"),
+    ({"variants": "rr,wrr"}, "variants must be a non-empty list"),
+    ({"variants": ["rr", "rr"]}, "lists 'rr' twice"),
+    ({"variants": ["rr"], "repetitions": 0}, "repetitions must be a whole number >= 1"),
+    ({"variants": ["rr"], "repetitions": 1.5}, "repetitions must be a whole number >= 1"),
+    ({"variants": ["rr"], "grid": {"rate": "50,100"}}, "grid.rate must be a non-empty list"),
+    ({"variants": ["rr"], "order": "random"}, "order must be one of"),
+    ({"variants": ["rr"], "schedulers": ["rr"]}, "unknown matrix key(s) schedulers"),
+    ({"variants": ["rr"], "workloads": []}, "workloads must be a non-empty list"),
+])
+def test_bad_matrices_say_what_is_wrong(matrix, message):
+    with pytest.raises(AnsibleFilterError, match="sweep_plan: .*" + message.replace("(", r"\(").replace(")", r"\)")):
+        sweep_plan(matrix)
+
+
+def _run_points(plan, done=()):
+    return [dict(p, point_id=f"{p['variant']}-{i}", done=i in done) for i, p in enumerate(plan)]
+
+
+def test_segments_group_pending_points_by_variant_and_label_them():
+    plan = sweep_plan({"variants": ["rr", "wrr"], "grid": {"rate": [50, 100]}, "repetitions": 2})
+    segs = sweep_segments(_run_points(plan, done={0, 1, 2}), ["variant", "repetition"], ["rate"])
+    assert [s["key"] for s in segs] == [{"variant": "wrr", "repetition": 1}, {"variant": "rr", "repetition": 2},
+                                        {"variant": "wrr", "repetition": 2}]
+    assert [p["index"] for p in segs[0]["points"]] == [4]
+    assert segs[0]["points"][0]["label"] == "[4/8] wrr rate=100 rep 1"
+    assert segs[1]["label"] == "variant rr, repetition 2"
+    assert sum(len(s["points"]) for s in segs) == 5
+
+
+def test_segments_by_a_parameter():
+    plan = sweep_plan({"variants": ["zfs"], "workloads": [{"name": "fio"}, {"name": "oltp"}], "repetitions": 2,
+                       "order": "grouped"})
+    segs = sweep_segments(_run_points(plan), ["variant", "workload"])
+    assert [s["key"]["workload"] for s in segs] == ["fio", "oltp", "fio", "oltp"]
+
+
+def test_no_pending_point_no_segment():
+    plan = sweep_plan({"variants": ["a"]})
+    assert sweep_segments(_run_points(plan, done={0})) == []
+
+
+def test_segments_refuse_what_is_not_a_plan():
+    with pytest.raises(AnsibleFilterError, match="sweep_segments: points must be"):
+        sweep_segments("abc")
+    with pytest.raises(AnsibleFilterError, match="point 1 is not a planned point"):
+        sweep_segments([{"x": 1}])
+
+
+def test_progress_uses_measured_durations_once_there_are_some():
+    assert sweep_progress([], 10, 30)["text"] == "10 to go, about 5 min left (plan estimate)"
+    out = sweep_progress([40, 50], 3, 30)
+    assert out["remaining_s"] == 135.0 and out["mean_s"] == 45.0
+    assert out["text"] == "3 to go, about 2 min left (mean 45.0 s per point so far)"
+    assert sweep_progress([40], 0)["text"] == "last point"
+    assert sweep_progress([], 4)["remaining_s"] is None
+    with pytest.raises(AnsibleFilterError, match="remaining must be a whole number"):
+        sweep_progress([1], -1)
+
+
+def test_overhead_is_wall_minus_load():
+    out = sweep_overhead(1000.0, 1100.0, [40.0, 45.0])
+    assert out == {"points": 2, "wall_s": 100.0, "load_s": 85.0, "overhead_s": 15.0, "overhead_pct": 15.0}
+    assert sweep_overhead(1000.0, 1100.0, []) is None
+    with pytest.raises(AnsibleFilterError, match="positive wall time"):
+        sweep_overhead(1100.0, 1000.0, [1])
+
+
+def test_result_lines_show_the_stored_verdict_and_one_short_cause():
+    results = [{"point": {"label": "[1/2] a rep 1"}, "summary": "3.1 Gbit/s", "valid": True},
+               {"stored": True, "point_id": "b__rep1", "valid": False, "reasons": ["x" * 500, "second"]},
+               {"point": {"label": "[2/2] c rep 1"}, "valid": True}]
+    stored = [{"valid": True, "document": {"reasons": []}},
+              {"valid": False, "document": {"reasons": ["iperf3: the server did not answer"]}}]
+    lines = sweep_result_lines(results, stored)
+    assert lines[0] == "[1/2] a rep 1: 3.1 Gbit/s; valid"
+    assert lines[1].startswith("b__rep1: INVALID: xxx") and len(lines[1]) < 200
+    assert lines[2] == "[2/2] c rep 1: INVALID: iperf3: the server did not answer"
+    assert sweep_result_lines([{"summary": "[1/1] rr: valid, 50 conn/s", "point": {"label": "[1/1] rr"},
+                                "stored": True, "valid": True}]) == ["[1/1] rr: valid, 50 conn/s"]
+
+
+def test_delta_seconds():
+    assert delta_seconds("0:00:10.250000") == 10.25
+    assert delta_seconds("1:02:03.5") == 3723.5
+    assert delta_seconds(None) is None
+    with pytest.raises(AnsibleFilterError, match="expected H:MM:SS"):
+        delta_seconds("ten seconds")
+
+
+def test_filter_module_lists_every_filter():
+    assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
+                                             "sweep_result_lines", "delta_seconds"}
