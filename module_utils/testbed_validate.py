@@ -625,6 +625,8 @@ def validate(spec=None, entry_point="main", constraints=None, values=None, all_v
 
 def format_message(problems, what="the experiment"):
     """One message listing every problem, one sentence per line."""
+    if what.startswith("the "):
+        what = "T" + what[1:]
     if not problems:
         return "%s: input is valid." % what
     head = "%s cannot start: %d problem%s with its input:" % (
