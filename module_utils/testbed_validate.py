@@ -206,7 +206,7 @@ def _close(name, candidates, prefixes=()):
         cand = str(cand)
         key = cand[len(strip):] if strip and cand.startswith(strip) else cand
         keyed.setdefault(key, cand)
-    found = difflib.get_close_matches(name[len(strip):], list(keyed), n=2, cutoff=0.6)
+    found = difflib.get_close_matches(name[len(strip):], list(keyed), n=1, cutoff=0.6)
     return [keyed[key] for key in found]
 
 
