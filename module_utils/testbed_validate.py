@@ -189,12 +189,13 @@ def _num(value):
 
 
 def _did_you_mean(name, candidates, prefixes=()):
-    """" (did you mean X?)" from difflib, comparing names without their common prefix."""
+    """The text ' (did you mean X?)' from difflib, or '' when no candidate is close."""
     match = _close(name, candidates, prefixes)
     return " (did you mean %s?)" % " or ".join(match) if match else ""
 
 
 def _close(name, candidates, prefixes=()):
+    """The closest candidate (a list of at most one), comparing names without their common prefix."""
     name = str(name)
     strip = ""
     for prefix in sorted(prefixes, key=len, reverse=True):
@@ -299,7 +300,7 @@ def _float_text(text):
 # --- checking values -------------------------------------------------------------------
 
 
-def _list_example(name, opt, value):
+def _list_example(opt, value):
     """A list to show in the fix of "must be a list": the string's comma-separated items, else the default."""
     elements = opt.get("elements")
     if isinstance(value, str) and value.strip():
@@ -334,7 +335,7 @@ def _scalar_example(opt, kind):
 def _fix(name, opt, kind):
     """How to fix ``name``: an -e example of the right shape, or group_vars."""
     if kind in ("list", "dict"):
-        return "set it %s, e.g. %s" % (FIX, _json_example(name, _list_example(name, opt, None) if kind == "list" else {}))
+        return "set it %s, e.g. %s" % (FIX, _json_example(name, _list_example(opt, None) if kind == "list" else {}))
     example = _scalar_example(opt, kind)
     if isinstance(example, bool):
         example = "true" if example else "false"
@@ -355,7 +356,7 @@ def check_value(name, opt, value, rules=None, top=True):
         if kind == "list":
             elements = opt.get("elements")
             what = "a list of %s" % PLURAL_NAMES[elements] if elements in PLURAL_NAMES else "a list"
-            example = _list_example(name, opt, value)
+            example = _list_example(opt, value)
             fix = "give a list, e.g. %s, or a YAML list in your inventory's group_vars" % _json_example(name, example)
             if not top:
                 fix = "write it as a list"
