@@ -519,9 +519,15 @@ def _check_relative(relative):
     metrics = relative.get("metrics")
     if not isinstance(metrics, dict) or not metrics or any(k not in RELATIVE_KINDS for k in metrics.values()):
         raise ReportError(f"{what}.metrics must map each metric to drop, rise or change, got {metrics!r}")
+    columns = relative.get("columns") or {}
+    if not isinstance(columns, dict) or not all(isinstance(c, dict) for c in columns.values()):
+        raise ReportError(f"{what}.columns must map a column header to {{variant: text}}, got {columns!r}")
+    notes = relative.get("notes") or []
+    if not isinstance(notes, list):
+        raise ReportError(f"{what}.notes must be a list of sentences")
     return {"baseline_variant": relative["baseline_variant"], "metrics": dict(metrics),
             "where": _check_where(relative.get("where"), f"{what}.where"),
-            "title": relative.get("title")}
+            "title": relative.get("title"), "columns": columns, "notes": [str(n) for n in notes]}
 
 
 def _check_overall(overall):
@@ -674,9 +680,10 @@ def _relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
         unit = units.get(metric, "")
         blocks.append(("h", 3, f"`{metric}` ({unit})" if unit else f"`{metric}`"))
         with_ref = any(metric in (ref_values.get(r["variant"]) or {}) for r in rows)
-        header = ["variant"] + data["parameters"] + ["mean", f"{kind} vs `{base}`", "p", "significant"]
+        extra = list(rel["columns"])
+        header = ["variant"] + extra + data["parameters"] + ["mean", f"{kind} vs `{base}`", "p", "significant"]
         if with_ref:
-            header.insert(len(data["parameters"]) + 2, reference["label"])
+            header.insert(len(extra) + len(data["parameters"]) + 2, reference["label"])
         table, clipped = [], False
         for r in rows:
             mean = fmt_mean_ci(r["summary"], clip(metric)) if r["summary"] else "no value"
@@ -687,7 +694,8 @@ def _relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
                 pct = "n/a" if r["pct"] is None else (f"{r['pct']:.1f} %" if kind == "drop" else f"{r['pct']:+.1f} %")
                 p = fmt_p(r["p_value"]) if r["p_value"] is not None else "n/a"
                 sig = r["significance"]
-            line = [r["variant"]] + [_label(r["parameters"].get(n)) for n in data["parameters"]] + [mean]
+            line = [r["variant"]] + [_label(rel["columns"][c].get(r["variant"], "")) for c in extra]
+            line += [_label(r["parameters"].get(n)) for n in data["parameters"]] + [mean]
             if with_ref:
                 ref = (ref_values.get(r["variant"]) or {}).get(metric)
                 line.append("" if ref is None else fmt_num(ref, ref))
@@ -698,6 +706,7 @@ def _relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
                 blocks.append(("p", CLIP_NOTE))
         else:
             blocks.append(("p", "No point has this metric."))
+    blocks.extend(("p", note) for note in rel["notes"])
     return blocks
 
 
@@ -779,13 +788,16 @@ def _overall_blocks(run, docs, overall, include_invalid):
             ("table", header, rows)]
 
 
-def _reference_blocks(run, docs, reference, units, include_invalid):
+def _reference_blocks(run, docs, reference, units, include_invalid, shown=()):
+    """Measured means beside the reference values, for metrics the relative tables do not already show."""
     used = [d for d in _used(docs, include_invalid) if matches(d, reference["where"])]
     rows = []
     pooled = False
     for variant in [v for v in _variant_order(run, used) if v in reference["values"]] + \
             [v for v in reference["values"] if v not in {d["variant"] for d in used}]:
         for metric, ref in reference["values"][variant].items():
+            if metric in shown:
+                continue
             here = [d for d in used if d["variant"] == variant and _is_finite_number(d["metrics"].get(metric))]
             values = _values(here, metric)
             pooled = pooled or len({_key(d["parameters"]) for d in here}) > 1
@@ -794,6 +806,8 @@ def _reference_blocks(run, docs, reference, units, include_invalid):
             rows.append([variant, f"`{metric}`" + (f" ({unit})" if unit else ""),
                          fmt_mean_ci(s) if s else "not measured", fmt_num(ref, ref),
                          f"{stats.pct_change(s['mean'], ref):+.1f} %" if s and ref != 0 else "n/a"])
+    if not rows:
+        return []
     blocks = [("h", 2, "Measured means beside {}".format(reference["label"])),
               ("p", ("The reference column holds numbers given in the report spec ({}), not measured here; "
                      "difference = (measured \u2212 reference) / reference \u00d7 100.").format(reference["label"])),
@@ -892,7 +906,8 @@ def build_blocks(run, docs, faults, spec, sections, notes):
     if spec.get("overall_index"):
         blocks.extend(_overall_blocks(run, docs, spec["overall_index"], include_invalid))
     if spec.get("reference"):
-        blocks.extend(_reference_blocks(run, docs, spec["reference"], units, include_invalid))
+        shown = set((spec.get("relative") or {}).get("metrics") or {})
+        blocks.extend(_reference_blocks(run, docs, spec["reference"], units, include_invalid, shown))
 
     for section in sections:
         blocks.extend(_section_blocks(section, spec.get("sections") is not None))
