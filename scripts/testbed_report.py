@@ -1095,9 +1095,9 @@ def _verdict_blocks(docs):
 
 def _fault_blocks(faults):
     blocks = [("h", 2, "Faults (re-measured)"),
-              ("p", ("{} point{} failed because of the lab, not the system under test: never in the tables, "
-                     "charts or statistics; the plan measures them again.").format(
-                  len(faults), " was a lab fault and" if len(faults) == 1 else "s were lab faults and"))]
+              ("p", ("{} failed because of the lab, not the system under test (a lab fault): never in the "
+                     "tables, charts or statistics; the plan measures {} again.").format(
+                  "1 point" if len(faults) == 1 else f"{len(faults)} points", "it" if len(faults) == 1 else "them"))]
     items, inner = [], []
     for doc in faults:
         text, _more = _primary(doc)
@@ -1633,11 +1633,11 @@ def write_compare_csv(rows, path):
             writer.writerow([_csv_value(r[f]) for f in COMPARE_FIELDS])
 
 
-def compare(run_a, run_b, out_dir=None, include_invalid=False, out=sys.stdout):
+def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None):
     """Print the comparison of two runs as Markdown; with ``out_dir`` also write compare.md and compare.csv."""
     rows, info = compare_runs(run_a, run_b, include_invalid=include_invalid)
     text = render_compare_md(rows, info)
-    out.write(text)
+    (out or sys.stdout).write(text)
     if out_dir:
         if not os.path.isdir(out_dir):
             os.makedirs(out_dir)
