@@ -225,7 +225,7 @@ def _determined(docs, name, by):
 class Model:
     """Docs grouped by series (variant + other varying parameters) and x value."""
 
-    def __init__(self, run, docs, x=None, metrics=None, include_invalid=False):
+    def __init__(self, run, docs, x=None, metrics=None, include_invalid=False, auto_x=True):
         self.run = run
         self.docs = docs
         self.include_invalid = include_invalid
@@ -239,7 +239,7 @@ class Model:
         varying = [name for name in self.parameters
                    if len(params[name]) > 1 or any(name not in d["parameters"] for d in docs)]
 
-        if x is None and varying:
+        if x is None and varying and auto_x:
             # the x axis is the varying parameter that determines all the others (per variant)
             candidates = [p for p in varying
                           if all(_determined(docs, other, p) for other in varying if other != p)]
@@ -501,7 +501,7 @@ def _check_sections(sections):
         if x is not None and not isinstance(x, str):
             raise ReportError(f"{what}.x must be a parameter name or null, got {x!r}")
         out.append({"title": section["title"], "where": _check_where(section.get("where"), f"{what}.where"),
-                    "x": x, "metrics": _as_list(section.get("metrics"), f"{what}.metrics"),
+                    "x": x, "auto_x": "x" not in section, "metrics": _as_list(section.get("metrics"), f"{what}.metrics"),
                     "higher_is_better": _check_hib(section.get("higher_is_better"), f"{what}.higher_is_better"),
                     "baseline_variant": section.get("baseline_variant"), "notes": section.get("notes") or []})
     return out
@@ -926,7 +926,8 @@ def _section_blocks(section, titled):
     top = 3 if titled else 2
     if titled:
         add(("h", 2, section.title))
-        where = ", ".join(f"{k} = {_label(v)}" for k, v in section.where.items()) or "all points"
+        where = ", ".join("{} = {}".format(k, " or ".join(_label(o) for o in v) if isinstance(v, list) else _label(v))
+                          for k, v in section.where.items()) or "all points"
         facts = [f"points: {where} ({len(model.docs)} point{'' if len(model.docs) == 1 else 's'})",
                  "x axis: %s" % (f"`{model.x}`" if model.x else "none (one column per series)")]
         if model.dependent:
@@ -990,7 +991,7 @@ def _section_blocks(section, titled):
         add(("table", ["series", f"highest valid {model.x}", f"lowest {model.x} with invalid repetitions",
                        f"{model.x} tested"], rows))
 
-    if section.baseline and section.baseline in model.variants:
+    if section.baseline and section.baseline in model.variants and (not titled or len(model.variants) > 1):
         blocks.extend(_baseline_blocks(model, section.baseline, section.higher_is_better, top))
     return blocks
 
@@ -1490,7 +1491,7 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
             chosen = [d for d in docs if matches(d, sspec["where"])]
             if chosen:
                 model = Model(run, chosen, x=sspec["x"], metrics=sspec["metrics"] or spec.get("metrics"),
-                              include_invalid=include_invalid)
+                              include_invalid=include_invalid, auto_x=sspec["auto_x"])
             else:
                 model = Model(run, docs[:1], x=None, metrics=[], include_invalid=include_invalid)
                 model.docs = []

@@ -290,3 +290,28 @@ def test_bad_specs_are_refused(tmp_path, capsys, spec, fragment):
     _container_run(tmp_path, spec)
     assert tr.main([str(tmp_path), "--format", "md"]) == 2
     assert fragment in capsys.readouterr().err
+
+
+def test_section_x_null_means_no_x_axis(tmp_path):
+    target = tmp_path / "run"
+    shutil.copytree(os.path.join(FIXTURES, "report", "sample_run"), str(target))
+    run = json.loads((target / "run.json").read_text())
+    run["report"]["sections"] = [
+        {"title": "by rate", "where": {"variant": "plain"}, "x": "rate", "metrics": ["net_io_kb_s"]},
+        {"title": "one column", "where": {"variant": "plain", "rate": 50}, "x": None, "metrics": ["net_io_kb_s"]},
+        {"title": "two columns", "where": {"num_conns": [300, 900]}, "metrics": ["net_io_kb_s"]}]
+    (target / "run.json").write_text(json.dumps(run))
+    md = _md(target, formats=("md",))
+    by_rate = _section(md, "## by rate")
+    assert "| series \\ rate | 50 | 300 |" in by_rate
+    assert "| plain | 65.50 \u00b1 0.00 (3) | 392.2 \u00b1 0.1 (3) |" in by_rate
+    assert "### Highest valid `rate` per series" in by_rate
+    one = _section(md, "## one column")
+    assert "- x axis: none (one column per series)" in one and "| plain | 65.50 \u00b1 0.00 (3) |" in one
+    # x absent: chosen as today - rate and num_conns vary together, so none is picked and the section says so
+    two = _section(md, "## two columns")
+    assert "no x axis: `num_conns`, `rate` vary together" in two
+    assert "| ratelimited (num_conns=300, rate=50) | 65.90 \u00b1 0.00 (3) |" in two
+    # the top-level baseline is compared inside each section that has it
+    assert "### Comparison with baseline `plain`" in two and "### Comparison" not in by_rate
+    assert "- points: num_conns = 300 or 900 (12 points)" in two
