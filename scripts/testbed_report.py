@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render a result-store run directory into a report.
+"""Render a result-store run directory into a report, or compare two runs.
 
     python scripts/testbed_report.py RUN_DIR [--format md,html,csv,png]
         [--x PARAM] [--metrics m1,m2] [--title T] [--baseline VARIANT] [--include-invalid]
+    python scripts/testbed_report.py --compare RUN_A RUN_B [--out DIR] [--include-invalid]
 
-Reads ``run.json`` and every ``<point-id>.json`` document in RUN_DIR (the
-derived ``index.json`` is ignored) and writes, in RUN_DIR:
+Reads ``run.json`` and every ``<point-id>.json`` document in RUN_DIR (through
+``testbed_results.read_run_dir``; the derived ``index.json`` is ignored) and
+writes, in RUN_DIR:
 
 * ``report.md`` / ``report.html`` - tables per metric (rows = series, columns =
   the sweep parameter, cells ``mean ± ci95 (n)``), verdicts, baseline comparison
@@ -16,17 +18,26 @@ derived ``index.json`` is ignored) and writes, in RUN_DIR:
 * ``charts/<metric>.png`` (matplotlib, Agg backend; skipped with a note when
   matplotlib is missing).
 
-The report spec may come from run.json's ``report`` key::
+The report spec comes from run.json's ``report`` key (every key optional)::
 
     {"x": "rate", "metrics": ["reply_rate_per_s"], "higher_is_better": {"response_ms": false},
      "baseline_variant": "native", "title": "...", "notes": ["..."],
-     "tables": [{"title": "...", "header": ["a", "b"], "rows": [["1", "2"]], "notes": ["..."]}]}
+     "tables": [{"title": "...", "header": ["a", "b"], "rows": [["1", "2"]], "notes": ["..."]}],
+     "sections": [{"title": "fio", "where": {"workload": "fio"}, "x": "iodepth", "metrics": ["iops"]}],
+     "relative": {"baseline_variant": "native", "metrics": {"throughput_gbps": "drop", "rtt_ms": "rise"}},
+     "overall_index": {"baseline_variant": "native", "metrics": ["iops", "cpu_time_s"],
+                       "higher_is_better": {"cpu_time_s": false}},
+     "reference": {"label": "study (their hardware)", "values": {"docker": {"iops": 1000}}}}
 
-``tables`` are tables an experiment derived itself (cells already formatted),
-shown after the notes.
-
-Command-line options override it.  All statistics come from
+``tables`` are tables an experiment derived itself (cells already formatted);
+``sections`` split a multi-workload run (``where`` filters points by variant,
+parameter or ``extra`` field); ``relative``, ``overall_index`` and ``reference``
+derive the studies' tables from the points.  docs/architecture.md has the
+details.  Command-line options override the spec.  All statistics come from
 ``filter_plugins/testbed_stats.py``: one implementation of the maths.
+
+A point whose ``verdict`` is ``fault`` (a lab fault) is never a result: it is
+listed under "Faults (re-measured)" only.
 
 Exit status: 0 report written, 2 unusable input (no points, unknown x/metric...).
 """
