@@ -1440,6 +1440,8 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
         unit = model.unit(metric)
         ax.set_ylabel(f"{metric} [{unit}]" if unit else metric)
         title = f"{heading}{metric}: mean and {CONFIDENCE * 100:.0f} % CI"
+        if any(p[2][0] < p[2][1] for _series_label, points in series for p in points):
+            title += " (clipped at 0)"
         if marked and not model.x_numeric:
             title += " (hatched: invalid repetitions)"
         ax.set_title(title)
