@@ -152,6 +152,8 @@ def test_summary_csv(run_dir):
     assert (cell["x_param"], cell["unit"], cell["n"], cell["points"], cell["n_invalid"]) == ("rate", "ms", "3", "3", "0")
     assert float(cell["mean"]) == pytest.approx(3.5 / 3, abs=1e-12)
     assert float(cell["ci_half"]) == pytest.approx(2.023213, abs=1e-6)
+    # the table shows this interval clipped at 0; the CSV keeps the raw low end
+    assert float(cell["ci_low"]) == pytest.approx(3.5 / 3 - 2.023213, abs=1e-6) and float(cell["ci_low"]) < 0
     assert (cell["min"], cell["median"], cell["max"]) == ("0.6", "0.8", "2.1")
     bad = [r for r in rows if (r["series"], r["x"], r["metric"]) == ("ratelimited", "300", "response_time_ms")][0]
     assert (bad["n"], bad["n_invalid"], bad["mean"], bad["ci_half"]) == ("0", "3", "", "")
