@@ -634,7 +634,7 @@ def relative_rows(run, docs, rel, include_invalid=False):
     Returns ``{"parameters": [varying parameter names], "rows": [{metric, kind, variant, parameters,
     summary, baseline_summary, pct, p_value, significance, welch}]}``; ``pct`` is
     ``pct_drop`` (kind drop) or ``pct_change`` (rise, change) of the means, None for the baseline
-    itself or when a side has no value.
+    itself or when a side has no value.  Parameter sets where no variant has the metric are left out.
     """
     base = rel["baseline_variant"]
     used = [d for d in _used(docs, include_invalid) if matches(d, rel["where"])]
@@ -653,6 +653,8 @@ def relative_rows(run, docs, rel, include_invalid=False):
     rows = []
     for metric, kind in rel["metrics"].items():
         for pkey in sorted(psets, key=lambda k: _params_label(psets[k], varying)):
+            if not any(_values(docs_here, metric) for (_v, k), docs_here in groups.items() if k == pkey):
+                continue  # a parameter set (workload) without this metric
             base_values = _values(groups.get((base, pkey), []), metric)
             base_s = stats.summary(base_values, confidence=CONFIDENCE) if base_values else None
             for variant in order:

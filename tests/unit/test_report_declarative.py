@@ -315,3 +315,18 @@ def test_section_x_null_means_no_x_axis(tmp_path):
     # the top-level baseline is compared inside each section that has it
     assert "### Comparison with baseline `plain`" in two and "### Comparison" not in by_rate
     assert "- points: num_conns = 300 or 900 (12 points)" in two
+
+
+def test_relative_across_workloads(tmp_path):
+    rel = {"baseline_variant": "native", "metrics": {"read_kb_s": "change", "cpu_time_s": "rise"}}
+    _container_run(tmp_path, {"relative": rel})
+    md = _md(tmp_path, formats=("md",))
+    section = _section(md, "## Relative to `native`")
+    read = section[section.index("### `read_kb_s`"):section.index("### `cpu_time_s`")]
+    # only the iozone points have read_kb_s: no empty rows for the other workloads
+    assert "| variant | workload | mean | change vs `native` | p | significant |" in read
+    assert "| lxd | iozone | 850.0 \u00b1 108.0 (2) | -15.0 % |" in read
+    assert "stream" not in read and "sysbench" not in read
+    cpu = section[section.index("### `cpu_time_s`"):]
+    # 10 s / 0.73 = 13.70 s: a rise of 37.0 %
+    assert "| docker | sysbench | 13.70 \u00b1 1.74 (2) | +37.0 % |" in cpu
