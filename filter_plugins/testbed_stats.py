@@ -21,6 +21,7 @@ coefficient of variation around a zero mean) are ``None``, never a made-up 0.
 
 
 import math
+import re
 
 try:
     from collections.abc import Mapping
@@ -365,17 +366,23 @@ def welch_test(a, b, alpha=0.05):
 
     ``b`` is the reference: ``diff = mean_a - mean_b`` and
     ``diff_pct = diff / mean_b * 100`` (None when mean_b is 0).
-    Returns ``{t, df, p_value, significant, alpha, n_a, n_b, mean_a, mean_b, diff, diff_pct}``.
-    When both samples have zero variance the test degenerates: p is 0 if the
-    means differ (t and df are then None), 1 if they are equal.
+    Returns ``{t, df, p_value, significant, alpha, n_a, n_b, mean_a, mean_b, diff,
+    diff_pct, testable, reason}``.
+
+    The test is *not testable* - ``testable`` false, ``p_value``/``t``/``df``
+    None, ``significant`` false and ``reason`` saying why - when a side has a
+    single value (no variance estimate) or when both samples are constant
+    (zero variance: equal constants say nothing, different constants would
+    give t = infinity, a "p = 0" that only reflects the lack of spread).  An
+    empty side is an error.  One constant side is fine: df is then n - 1 of
+    the other side.
     """
     name = "welch_test"
     alpha = _probability(name, alpha, "alpha")
-    xa = _numbers(name, a, what="a", min_n=2)
-    xb = _numbers(name, b, what="b", min_n=2)
+    xa = _numbers(name, a, what="a")
+    xb = _numbers(name, b, what="b")
     na, nb = len(xa), len(xb)
     ma, mb = _mean(xa), _mean(xb)
-    va, vb = _sample_variance(xa, ma) / na, _sample_variance(xb, mb) / nb
     diff = ma - mb
     result = {
         "t": None,
@@ -389,23 +396,76 @@ def welch_test(a, b, alpha=0.05):
         "mean_b": mb,
         "diff": diff,
         "diff_pct": diff / mb * 100.0 if mb != 0 else None,
+        "testable": True,
+        "reason": None,
     }
+    if na < 2 or nb < 2:
+        short = " and ".join(f"{side} has {n} value" for side, n in (("a", na), ("b", nb)) if n < 2)
+        result.update(testable=False, reason=f"not testable: {short}; the test needs at least 2 values per side")
+        return result
+    va, vb = _sample_variance(xa, ma) / na, _sample_variance(xb, mb) / nb
     se2 = va + vb
     if se2 == 0:
-        result["p_value"] = 0.0 if diff != 0 else 1.0
-        if diff == 0:
-            result["t"] = 0.0
-    else:
-        t = diff / math.sqrt(se2)
-        denominator = 0.0
-        if va:
-            denominator += va * va / (na - 1)
-        if vb:
-            denominator += vb * vb / (nb - 1)
-        df = se2 * se2 / denominator
-        result.update(t=t, df=df, p_value=t_sf2(t, df))
+        result.update(testable=False, reason=(
+            "not testable: both samples are constant (zero variance){}".format(
+                "" if diff == 0 else "; their means differ, but without spread there is no t test")))
+        return result
+    t = diff / math.sqrt(se2)
+    denominator = 0.0
+    if va:
+        denominator += va * va / (na - 1)
+    if vb:
+        denominator += vb * vb / (nb - 1)
+    df = se2 * se2 / denominator
+    result.update(t=t, df=df, p_value=t_sf2(t, df))
     result["significant"] = result["p_value"] < alpha
     return result
+
+
+# Name endings (after an optional statistic qualifier such as _avg or _p99) of
+# metrics that cannot be negative: durations, rates, throughputs, sizes,
+# percentages of use, and counts.
+NON_NEGATIVE_SUFFIXES = (
+    "_pct", "_percent", "_ms", "_us", "_ns", "_s", "_per_s", "_bps", "_kbps", "_mbps", "_gbps", "_iops",
+    "_kb_s", "_kib_s", "_mib_s", "_bytes", "_bytes_s", "_bytes_per_s", "_kib", "_mib", "_gib",
+    "_inpps", "_outpps", "_cps", "_inbytes", "_outbytes",
+    "_count", "_total", "_errors", "_conns", "_packets", "_retransmits", "_replies", "_requests",
+)
+NON_NEGATIVE_PREFIXES = ("num_", "n_", "status_")
+_QUALIFIER = re.compile(r"_(min|max|mean|avg|median|stdev|p[0-9]+)$")
+
+
+def non_negative_metric(name):
+    """True when the metric's name says it cannot be below 0 (``latency_ms``, ``iops``, ``num_conns``).
+
+    A metric that can be negative (a clock offset in ms, say) must not end in
+    one of these suffixes, or the report clips its confidence intervals at 0.
+    """
+    if isinstance(name, bool) or not isinstance(name, str) or not name:
+        raise AnsibleFilterError(f"non_negative_metric: expected a metric name, got {name!r}")
+    base = _QUALIFIER.sub("", name)
+    for candidate in (name, base):
+        if candidate in ("iops", "count") or candidate.endswith(NON_NEGATIVE_SUFFIXES) \
+                or candidate.startswith(NON_NEGATIVE_PREFIXES):
+            return True
+    return False
+
+
+def clip_interval(stats, low=0.0):
+    """Confidence interval of a ``summary`` result for display, its low end clipped at ``low``.
+
+    Returns ``{ci_low, ci_high, clipped}``; ``clipped`` is true when the raw
+    ``ci_low`` was below ``low`` (it stays unchanged in ``stats``: only what is
+    shown is clipped).  ``ci_low``/``ci_high`` are None when the summary has no interval.
+    """
+    if not isinstance(stats, Mapping) or "ci_low" not in stats or "ci_high" not in stats:
+        raise AnsibleFilterError(f"clip_interval: expected a summary result with ci_low and ci_high, got {stats!r}")
+    low = _number("clip_interval", low, "low")
+    raw_low, raw_high = stats["ci_low"], stats["ci_high"]
+    if raw_low is None or raw_high is None:
+        return {"ci_low": None, "ci_high": None, "clipped": False}
+    clipped = raw_low < low
+    return {"ci_low": low if clipped else raw_low, "ci_high": raw_high, "clipped": clipped}
 
 
 def jain_index(values):
@@ -466,4 +526,6 @@ class FilterModule:
             "welch_test": welch_test,
             "jain_index": jain_index,
             "metric_series": metric_series,
+            "non_negative_metric": non_negative_metric,
+            "clip_interval": clip_interval,
         }

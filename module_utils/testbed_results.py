@@ -381,6 +381,34 @@ def refresh_index(run_dir, run=None, now=None):
     return index
 
 
+def read_run_dir(run_dir):
+    """Read every JSON file of a run directory without judging it (for readers such as the report).
+
+    Returns ``{"run": run.json's content or None when it is absent, "run_error": why run.json
+    could not be read or None, "files": [{"name", "doc", "error"}, ...]}`` with one entry per
+    ``<name>.json`` other than run.json and index.json (planned or not, hidden temp files
+    skipped), sorted by name; ``doc`` is None and ``error`` says why when the file is not JSON.
+    """
+    run, run_error = None, None
+    path = os.path.join(run_dir, RUN_FILE)
+    if os.path.exists(path):
+        try:
+            run = _read_json(path)
+        except (OSError, ValueError) as exc:
+            run_error = f"{path} is not readable JSON: {exc}"
+    files = []
+    for name in sorted(os.listdir(run_dir)):
+        if not name.endswith(".json") or name.startswith(".") or name in (RUN_FILE, INDEX_FILE):
+            continue
+        if not os.path.isfile(os.path.join(run_dir, name)):
+            continue
+        try:
+            files.append({"name": name, "doc": _read_json(os.path.join(run_dir, name)), "error": None})
+        except (OSError, ValueError) as exc:
+            files.append({"name": name, "doc": None, "error": str(exc)})
+    return {"run": run, "run_error": run_error, "files": files}
+
+
 def load_run(run_dir):
     """Return ``{"run": run.json, "docs": [point documents in plan order], "index": rebuilt index}``."""
     run = load_run_file(run_dir)

@@ -278,21 +278,37 @@ def test_welch_unequal_variances_by_hand():
 
 
 def test_welch_degenerate_variances():
+    # two constant samples: no spread, no t test - never "p = 0, significant"
     same = st.welch_test([5, 5], [5, 5, 5])
-    assert same["p_value"] == 1.0 and same["significant"] is False and same["t"] == 0.0
+    assert same["testable"] is False and same["p_value"] is None and same["significant"] is False
+    assert same["t"] is None and same["df"] is None
+    assert same["reason"] == "not testable: both samples are constant (zero variance)"
     differ = st.welch_test([5, 5], [6, 6])
-    assert differ["p_value"] == 0.0 and differ["significant"] is True
-    assert differ["t"] is None and differ["df"] is None
-    assert differ["diff_pct"] == pytest.approx(-100 / 6)
+    assert differ["testable"] is False and differ["p_value"] is None and differ["significant"] is False
+    assert "their means differ, but without spread there is no t test" in differ["reason"]
+    assert differ["diff_pct"] == pytest.approx(-100 / 6) and differ["diff"] == -1
     # one side constant: df = n - 1 of the other side
     one = st.welch_test([5, 5, 5], [4, 6, 5, 5])
+    assert one["testable"] is True and one["reason"] is None
     assert one["df"] == pytest.approx(3.0) and one["t"] == pytest.approx(0.0) and one["p_value"] == pytest.approx(1.0)
     zero_ref = st.welch_test([1, 2], [-1, 1])
     assert zero_ref["diff_pct"] is None
 
 
 @pytest.mark.parametrize("a, b, fragment", [
-    ([1], [1, 2], "a has 1 value(s), at least 2 needed"),
+    ([1], [1, 2], "not testable: a has 1 value; the test needs at least 2 values per side"),
+    ([1, 2], [3], "not testable: b has 1 value; the test needs at least 2 values per side"),
+    ([1], [3], "not testable: a has 1 value and b has 1 value;"),
+])
+def test_welch_single_values_are_not_testable(a, b, fragment):
+    r = st.welch_test(a, b)
+    assert r["testable"] is False and r["p_value"] is None and r["significant"] is False
+    assert r["reason"].startswith(fragment)
+    assert (r["n_a"], r["n_b"]) == (len(a), len(b))
+
+
+@pytest.mark.parametrize("a, b, fragment", [
+    ([], [1, 2], "a is empty"),
     ([1, 2], [], "b is empty"),
     ([1, "x"], [1, 2], "a[1] is 'x'"),
     ([1, 2], [1, None], "b[1] is None"),
@@ -303,6 +319,31 @@ def test_welch_errors(a, b, fragment):
     assert "welch_test:" in str(err.value) and fragment in str(err.value)
     with pytest.raises(AnsibleFilterError, match="welch_test: alpha"):
         st.welch_test([1, 2], [3, 4], alpha=5)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("tcp_rtt_avg_ms", True), ("throughput_gbps", True), ("client_cpu_total_pct", True),
+    ("reply_rate_avg_per_s", True), ("iops", True), ("read_iops", True), ("duration_s", True),
+    ("num_conns", True), ("status_5xx", True), ("interval_bps_min", True), ("tcp_rtt_p99_ms", True),
+    ("net_io_kb_s", True), ("clock_offset", False), ("t", False), ("score", False),
+])
+def test_non_negative_metric(name, expected):
+    assert st.non_negative_metric(name) is expected
+
+
+def test_clip_interval():
+    s = st.summary([0.0690, 0.0849])  # mean 0.07695, ± 0.101 -> low below 0
+    assert s["ci_low"] < 0
+    shown = st.clip_interval(s)
+    assert shown == {"ci_low": 0.0, "ci_high": s["ci_high"], "clipped": True}
+    assert s["ci_low"] < 0  # the raw value is untouched
+    wide = st.summary([10.0, 11.0, 12.0])
+    assert st.clip_interval(wide) == {"ci_low": wide["ci_low"], "ci_high": wide["ci_high"], "clipped": False}
+    assert st.clip_interval(st.summary([3.0])) == {"ci_low": None, "ci_high": None, "clipped": False}
+    with pytest.raises(AnsibleFilterError, match="clip_interval: expected a summary"):
+        st.clip_interval([1, 2])
+    with pytest.raises(AnsibleFilterError, match="non_negative_metric: expected a metric name"):
+        st.non_negative_metric(None)
 
 
 # ---------------------------------------------------------------------------
@@ -375,7 +416,8 @@ def test_metric_series_errors():
 def test_filter_module_exports_every_filter():
     filters = st.FilterModule().filters()
     assert sorted(filters) == sorted(["summary", "pct_change", "pct_drop", "ratio_to", "overall_index",
-                                      "welch_test", "jain_index", "metric_series"])
+                                      "welch_test", "jain_index", "metric_series", "non_negative_metric",
+                                      "clip_interval"])
     assert filters["overall_index"] is st.overall_index
 
 
