@@ -1,4 +1,4 @@
-"""NFV chain filters (filter_plugins/testbed_nfv.py) on real point documents.
+"""NFV filters (roles/nfv_chain and roles/nfv_measure filter_plugins) on real point documents.
 
 tests/fixtures/nfv_chain/ holds the six point documents and the fidelity
 check of a real lab run of playbooks/nfv-chain.yml (5 s x 2 repetitions).

@@ -13,7 +13,8 @@ import os
 import shutil
 
 import pytest
-import testbed_nfv as nfv
+import nfv_chain as nfv_chain_filters
+import nfv_measure as nfv_measure_filters
 import testbed_report as tr
 import testbed_stats as stats
 from conftest import FIXTURES
@@ -58,7 +59,7 @@ def _section(md, heading):
 
 def test_relative_equals_nfv_study_tables(tmp_path):
     docs = _nfv_run(tmp_path, {"relative": NFV_RELATIVE})
-    derived = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])["derived"]
+    derived = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])["derived"]
     run, loaded, _problems = tr.load_run(str(tmp_path))
     rows = tr.relative_rows(run, loaded, tr.check_spec({"relative": NFV_RELATIVE})["relative"])
     assert rows["parameters"] == []  # duration_s, protocol and streams are the same everywhere
@@ -89,7 +90,7 @@ def test_relative_equals_nfv_study_tables(tmp_path):
 
 def test_relative_tables_render_like_the_study(tmp_path):
     docs = _nfv_run(tmp_path, {"title": "NFV", "metrics": ["throughput_gbps"], "relative": NFV_RELATIVE})
-    study = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])["tables"]
+    study = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])["tables"]
     md = _md(tmp_path)
     section = _section(md, "## Relative to `baseline`")
     assert "| variant | chain | mean | drop vs `baseline` | p | significant |" in section
@@ -113,7 +114,7 @@ def test_relative_tables_render_like_the_study(tmp_path):
 
 def test_old_tables_key_still_renders_beside_relative(tmp_path):
     docs = _nfv_run(tmp_path, {})
-    tables = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])["tables"]
+    tables = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])["tables"]
     run = json.loads((tmp_path / "run.json").read_text())
     run["report"] = {"tables": tables, "relative": NFV_RELATIVE, "baseline_variant": "baseline"}
     (tmp_path / "run.json").write_text(json.dumps(run))

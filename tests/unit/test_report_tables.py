@@ -1,7 +1,7 @@
 """report.tables of scripts/testbed_report.py: tables an experiment derived itself.
 
 Uses the real NFV chain points (tests/fixtures/nfv_chain) and the tables that
-filter_plugins/testbed_nfv.py derives from them.
+roles/nfv_measure/filter_plugins/nfv_measure.py derives from them.
 """
 import glob
 import io
@@ -10,7 +10,8 @@ import os
 import shutil
 
 import pytest
-import testbed_nfv as nfv
+import nfv_chain as nfv_chain_filters
+import nfv_measure as nfv_measure_filters
 import testbed_report as report
 from conftest import FIXTURES
 
@@ -32,7 +33,7 @@ def _run_dir(tmp_path, spec):
 
 def test_tables_are_rendered_after_the_notes(tmp_path):
     docs = _run_dir(tmp_path, {})
-    study = nfv.nfv_study_tables(docs, nfv.nfv_topology(STUDY)["scenarios"])
+    study = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
     spec = {"title": "NFV", "baseline_variant": "baseline", "metrics": ["throughput_gbps"],
             "notes": ["a note"], "tables": study["tables"]}
     run = json.loads((tmp_path / "run.json").read_text())
