@@ -303,6 +303,25 @@ def _write_text_atomic(path, text):
         raise
 
 
+def _run_file_problem(run):
+    """Why a parsed run.json cannot be used, or None (old files without newer keys are fine)."""
+    if not isinstance(run, dict):
+        return f"it holds a {type(run).__name__}, not a mapping"
+    plan = run.get("plan")
+    if not isinstance(plan, list):
+        return "it has no plan list"
+    for number, point in enumerate(plan):
+        if not isinstance(point, dict) or not isinstance(point.get("point_id"), str):
+            return f"plan[{number}] has no point_id"
+    if not isinstance(run.get("plan_hash"), str):
+        return "it has no plan_hash"
+    if not isinstance(run.get("run_parameters", {}), dict):
+        return "its run_parameters is not a mapping"
+    if not isinstance(run.get("plan_history", []), list):
+        return "its plan_history is not a list"
+    return None
+
+
 def load_run_file(run_dir):
     path = os.path.join(run_dir, RUN_FILE)
     try:
@@ -311,8 +330,9 @@ def load_run_file(run_dir):
         raise ResultError(f"{run_dir} is not a run directory: cannot read {RUN_FILE} ({exc.strerror or exc})") from exc
     except ValueError as exc:
         raise ResultError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(run, dict) or not isinstance(run.get("plan"), list):
-        raise ResultError(f"{path} has no plan list; it is not a run file of this testbed")
+    problem = _run_file_problem(run)
+    if problem:
+        raise ResultError(f"{path} is not a run file of this testbed: {problem}")
     return run
 
 
@@ -456,7 +476,12 @@ def _done_ids(run_dir, run):
 
 
 def _existing_runs(experiment_dir):
-    """(created, run_id, run) for every run directory of the experiment, newest first."""
+    """(created, run_id, run) for every run directory of the experiment, newest first.
+
+    A directory without ``run.json`` is not a run and is skipped; a ``run.json``
+    that cannot be read or is not a run file is an error naming it (``auto``
+    must not silently start over beside a run it cannot read).
+    """
     runs = []
     if not os.path.isdir(experiment_dir):
         return runs
@@ -466,30 +491,122 @@ def _existing_runs(experiment_dir):
             continue
         try:
             run = load_run_file(run_dir)
-        except ValueError:
-            continue
+        except ResultError as exc:
+            raise ResultError(
+                f"run_id auto cannot choose a run: {exc}. Repair or move away {run_dir}, "
+                "or start a fresh run with run_id new (-e testbed_run_id=new)") from None
         runs.append((str(run.get("created", "")), name, run))
     runs.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return runs
 
 
+# ---------------------------------------------------------------------------
+# Run parameters: what makes two runs comparable
+# ---------------------------------------------------------------------------
+
+# A number written as text, in JSON's own syntax ("100", "-0.5", "1e3"; not "010", "0x10", " 1 2").
+_NUMBER_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+
+
+def comparable_parameters(value):
+    """``run_parameters`` in the form two runs are compared in.
+
+    Playbooks build run_parameters with Jinja, so the same setting can arrive as
+    ``100`` (group_vars), ``"100"`` (``-e key=100``) or ``100.0`` (``| float``).
+    To make the same inventory always compare equal:
+
+    * a string holding a number in JSON syntax (surrounding blanks ignored) is
+      that number: ``"100"`` == ``100``, ``"0.50"`` == ``0.5``, ``"1e3"`` == ``1000``;
+      ``"010"``, ``"0x10"``, ``"1 000"`` and ``""`` stay strings;
+    * a float with no fraction is the integer: ``100.0`` == ``100``;
+    * booleans stay booleans (``true`` != ``"true"`` != ``1``), null stays null,
+      other strings are compared exactly, lists keep their order, mapping keys are text.
+
+    The stored run.json keeps the parameters as given; only the comparison uses this form.
+    """
+    if isinstance(value, dict):
+        return {str(key): comparable_parameters(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [comparable_parameters(item) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if not _NUMBER_TEXT.match(text):
+            return value
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return value
+
+
+_ABSENT = object()
+
+
+def parameter_changes(old, new, prefix=""):
+    """Differences between two run_parameters mappings (compared with
+    :func:`comparable_parameters`) as ``[(dotted key, old, new)]``; a missing key is
+    shown as ``(absent)``."""
+    old = comparable_parameters(old if old is not None else {})
+    new = comparable_parameters(new if new is not None else {})
+    changes = []
+
+    def walk(a, b, path):
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                walk(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{path}.{key}" if path else key)
+        elif a is _ABSENT or b is _ABSENT or _canonical(a) != _canonical(b):
+            changes.append((path or "run_parameters", a, b))
+
+    walk(old, new, prefix)
+    return changes
+
+
+def _show_value(value):
+    return "(absent)" if value is _ABSENT else _canonical(value)
+
+
+def describe_changes(changes):
+    """``key: old -> new; ...`` for :func:`parameter_changes`."""
+    return "; ".join(f"{key}: {_show_value(old)} -> {_show_value(new)}" for key, old, new in changes)
+
+
+def _force_hint(run_id):
+    return f"-e testbed_run_id={run_id} -e testbed_run_force=true (result_run force: true)"
+
+
 def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
-             estimate_s_per_point=None, now=None, write=True):
+             estimate_s_per_point=None, now=None, write=True, force=False):
     """Create or resume a run directory; return the plan with done flags.
 
     ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
-    matches, finished or not, so running the same sweep again measures only
-    what is missing (nothing when it is complete); when there is none a new
-    UTC timestamp id is made.  ``run_id="new"`` always starts a new run.  An
-    explicit ``run_id`` is created, or resumed; a changed plan is merged into it
-    (new points added, points already there kept, ``plan_history`` records the
-    change).  With ``write=False`` (check mode) nothing is written.
+    matches and whose ``run_parameters`` are the same (compared as
+    :func:`comparable_parameters`), finished or not, so running the same sweep
+    again measures only what is missing (nothing when it is complete).  When
+    there is none a new UTC timestamp id is made; if a run with the same plan
+    exists but was measured with other parameters, ``resume_note`` says which
+    keys differ (old -> new) and why a new run was started.  ``run_id="new"``
+    always starts a new run.
+
+    An explicit ``run_id`` is created, or resumed; a changed plan is merged into
+    it (new points added, points already there kept, ``plan_history`` records the
+    change).  Different ``run_parameters`` are refused (the run would mix two
+    setups) unless ``force`` is true; then they replace the stored ones and
+    ``plan_history`` keeps the previous parameters and plan hash.
+    ``run_parameters=None`` compares nothing (the stored ones are kept).  A
+    ``run.json`` that cannot be read is an error naming the file.  With
+    ``write=False`` (check mode) nothing is written.
     """
     check_name(experiment, "experiment")
     if run_id is None:
         run_id = "auto"
     if run_id not in ("auto", "new"):
         check_name(run_id, "run_id")
+    if not isinstance(force, bool):
+        raise ResultError(f"force must be true or false, got {force!r}")
+    if force and run_id in ("auto", "new"):
+        raise ResultError(f"force applies to an explicit run_id (continue that run with other run_parameters), "
+                          f"not to run_id {run_id}; give -e testbed_run_id=<id> with -e testbed_run_force=true")
     if run_parameters is not None and not isinstance(run_parameters, dict):
         raise ResultError(f"run_parameters must be a mapping, got {run_parameters!r}")
     if report is not None and not isinstance(report, dict):
@@ -506,11 +623,25 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
 
     run = None
     action = "created"
+    resume_note = None
+    forced_changes = []
     if run_id == "auto":
-        for _created, name, candidate in _existing_runs(experiment_dir):
-            if candidate.get("plan_hash") == wanted_hash:
+        same_plan = [(name, candidate) for _created, name, candidate in _existing_runs(experiment_dir)
+                     if candidate.get("plan_hash") == wanted_hash]
+        for name, candidate in same_plan:
+            if run_parameters is None or not parameter_changes(candidate.get("run_parameters"), run_parameters):
                 run_id, run, action = name, candidate, "resumed"
                 break
+        if same_plan and (run is None or run_id != same_plan[0][0]):
+            newest = same_plan[0][0]
+            changes = describe_changes(parameter_changes(same_plan[0][1].get("run_parameters"), run_parameters))
+            if run is None:
+                resume_note = (f"not resuming run {newest} (same plan): its run_parameters differ ({changes}); "
+                               f"starting a new run. To continue {newest} with the new parameters anyway: "
+                               f"{_force_hint(newest)}")
+            else:
+                resume_note = (f"resuming run {run_id}, the newest with this plan and these run_parameters; "
+                               f"the newer run {newest} has other run_parameters ({changes})")
         if run is None:
             run_id = _new_run_id(experiment_dir, now)
     elif run_id == "new":
@@ -520,6 +651,14 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         action = "resumed"
         if run.get("experiment") != experiment:
             raise ResultError("run {} belongs to experiment {!r}, not {!r}".format(run_id, run.get("experiment"), experiment))
+        if run_parameters is not None:
+            forced_changes = parameter_changes(run.get("run_parameters"), run_parameters)
+            if forced_changes and not force:
+                raise ResultError(
+                    f"run {run_id} was measured with other run_parameters ({describe_changes(forced_changes)}); "
+                    "resuming it would mix two setups in one run. Start a new run (-e testbed_run_id=new, or auto), "
+                    f"or continue this one anyway with {_force_hint(run_id)}: run.json then keeps the old "
+                    "parameters and plan hash in plan_history")
     elif os.path.exists(os.path.join(experiment_dir, run_id)) and os.listdir(os.path.join(experiment_dir, run_id)):
         raise ResultError(f"{os.path.join(experiment_dir, run_id)} exists but has no {RUN_FILE}; refusing to turn it into a run")
 
@@ -540,7 +679,10 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         }
         changed = True
     else:
+        previous_hash = run["plan_hash"]
         run.setdefault("plan_history", [])
+        run.setdefault("run_parameters", {})
+        run.setdefault("report", {})
         known = {p["point_id"] for p in run["plan"]}
         added = [p for p in points if p["point_id"] not in known]
         if added:
@@ -550,10 +692,16 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
                                         "requested_plan_hash": wanted_hash, "points": len(run["plan"]),
                                         "added": [p["point_id"] for p in added]})
             changed = True
-        updates = []
-        if run_parameters is not None and run.get("run_parameters") != run_parameters:
+        if forced_changes:
+            run["plan_history"].append({
+                "at": stamp, "event": "forced", "plan_hash": run["plan_hash"], "points": len(run["plan"]),
+                "added": [], "updated": ["run_parameters"],
+                "changed_keys": [key for key, _old, _new in forced_changes],
+                "previous_run_parameters": run.get("run_parameters", {}),
+                "previous_plan_hash": previous_hash})
             run["run_parameters"] = dict(run_parameters)
-            updates.append("run_parameters")
+            changed = True
+        updates = []
         if report is not None and run.get("report") != report:
             run["report"] = dict(report)
             updates.append("report")
@@ -583,6 +731,8 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
                  if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
     header = "Run {}/{} ({}{})".format(experiment, run_id, action, "" if write else ", check mode: nothing written")
     text = describe_plan(points, set(done), estimate_s_per_point, durations, header=header)
+    if resume_note:
+        text += "\nNote: " + resume_note
     return {
         "run_id": run_id,
         "run_dir": run_dir,
@@ -596,6 +746,7 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         "total": len(listed),
         "run_total": len(run["plan"]),
         "plan_text": text,
+        "resume_note": resume_note,
     }
 
 
