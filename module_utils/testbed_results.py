@@ -52,7 +52,6 @@ LOCK_FILE = ".lock"
 # Longest point id kept readable; longer parameter parts are replaced by a hash.
 MAX_POINT_ID = 120
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_METRIC_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
 _RAW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
 
@@ -754,17 +753,151 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
 # Storing a point
 # ---------------------------------------------------------------------------
 
-def _check_metrics(metrics):
-    if not isinstance(metrics, dict):
-        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
-    for name, value in metrics.items():
-        if not isinstance(name, str) or not _METRIC_NAME.match(name):
-            raise ResultError(f"metric name {name!r} is not a plain identifier (letters, digits, '_', '.', ':', '-')")
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-            raise ResultError(f"metric {name} is {value!r}; store null and say why in reasons, never nan/inf")
-        if value is not None and not isinstance(value, (int, float, str, bool)):
-            raise ResultError(f"metric {name} is a {type(value).__name__}; metrics must be a flat mapping of numbers, strings, booleans or null")
+# ---------------------------------------------------------------------------
+# Schema validation (schemas/*.schema.json are the contract; no copy of them here)
+# ---------------------------------------------------------------------------
 
+POINT_SCHEMA = "result-point.schema.json"
+SCHEMA_DIR_ENV = "TESTBED_SCHEMA_DIR"
+_VALIDATORS = {}
+
+# How the schema's named definitions read in a message.
+_DEFINITION_WORDS = {
+    "finiteNumber": "a finite number", "finiteJson": "JSON without NaN/Infinity",
+    "safeName": "a safe name", "utcTimestamp": "a UTC timestamp with Z", "hostEnvironment": "a host environment",
+}
+
+# Messages that say how to fix the most common mistakes: (field, schema keyword) -> sentence.
+_SCHEMA_HINTS = {
+    ("reasons", "minItems"): "valid is false but reasons is empty; say why the measurement cannot be trusted",
+    ("environment", "required"): ("environment needs a 'hosts' mapping "
+                                  "(inventory name -> testbed_environment from tool_versions)"),
+    ("environment.hosts", "minProperties"): "environment.hosts must be a non-empty mapping of host name -> facts",
+}
+
+
+def schema_dirs():
+    """Where the schemas are looked for, in order.
+
+    ``$TESTBED_SCHEMA_DIR``; ``schemas/`` beside this file's directory (pytest,
+    scripts); beside ``$ANSIBLE_CONFIG``; ``schemas/`` of the current directory.
+    A module is shipped to its host without the repository (``AnsiballZ``), but
+    result_store runs on the controller (``delegate_to: localhost``), started
+    from the repository root (where ansible.cfg is found) or with
+    ``ANSIBLE_CONFIG`` pointing at the repository's ansible.cfg.
+    """
+    dirs = []
+    if os.environ.get(SCHEMA_DIR_ENV):
+        dirs.append(os.environ[SCHEMA_DIR_ENV])
+    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas"))
+    if os.environ.get("ANSIBLE_CONFIG"):
+        dirs.append(os.path.join(os.path.dirname(os.path.abspath(os.environ["ANSIBLE_CONFIG"])), "schemas"))
+    dirs.append(os.path.join(os.getcwd(), "schemas"))
+    unique = []
+    for directory in dirs:
+        if directory not in unique:
+            unique.append(directory)
+    return unique
+
+
+def schema_validator(name=POINT_SCHEMA):
+    """A Draft 2020-12 validator of ``schemas/<name>`` (cached)."""
+    if name in _VALIDATORS:
+        return _VALIDATORS[name]
+    try:
+        import jsonschema
+    except ImportError:
+        raise ResultError(
+            "the Python package jsonschema is missing on the controller, and the result store validates every "
+            "document with schemas/" + name + "; install requirements.txt (./scripts/setup.sh makes .venv) and run "
+            "result_store with that Python (localhost's ansible_python_interpreter: {{ ansible_playbook_python }})"
+        ) from None
+    tried = schema_dirs()
+    for directory in tried:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            break
+    else:
+        raise ResultError(
+            f"cannot find the schema {name} (looked in {', '.join(tried)}); run ansible from the repository root, "
+            f"point ANSIBLE_CONFIG at its ansible.cfg, or set {SCHEMA_DIR_ENV} to its schemas directory")
+    try:
+        schema = _read_json(path)
+    except (OSError, ValueError) as exc:
+        raise ResultError(f"cannot read the schema {path}: {exc}") from exc
+    validator = jsonschema.Draft202012Validator(schema)
+    _VALIDATORS[name] = validator
+    return validator
+
+
+def _field_name(path):
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+    return text
+
+
+def _expected(schema):
+    if not isinstance(schema, dict):
+        return "?"
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _DEFINITION_WORDS.get(name, name)
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        return "/".join(types)
+    if "const" in schema:
+        return repr(schema["const"])
+    return "a value the schema allows"
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _schema_message(error):
+    field = _field_name(error.absolute_path)
+    hint = _SCHEMA_HINTS.get((field, error.validator))
+    if hint:
+        return hint
+    where = field or "the document"
+    if "propertyNames" in error.schema_path:
+        if error.validator == "pattern":
+            return f"{where} has the key {_shown(error.instance)}, which does not match {error.validator_value!r}"
+        return f"{where} has the key {_shown(error.instance)}: {error.message}"
+    if error.validator in ("anyOf", "oneOf"):
+        return f"{where} is {_shown(error.instance)}; expected one of: " + ", ".join(
+            _expected(choice) for choice in error.validator_value)
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{where} is {_shown(error.instance)}; expected " + " or ".join(types)
+    return f"{where}: {error.message}"
+
+
+def validate_document(document, name=POINT_SCHEMA, what="point document"):
+    """Raise ResultError naming every bad field (at most 4) unless ``document`` follows ``schemas/<name>``."""
+    validator = schema_validator(name)
+    try:
+        # JSON's own view of the document: tuples are arrays; a non-JSON value is refused here.
+        plain = json.loads(json.dumps(document))
+    except (TypeError, ValueError) as exc:
+        raise ResultError(f"{what} holds a value JSON cannot hold: {exc}") from None
+    errors = sorted(validator.iter_errors(plain), key=lambda e: ([str(p) for p in e.absolute_path], e.validator))
+    if errors:
+        messages = []
+        for error in errors:
+            message = _schema_message(error)
+            if message not in messages:
+                messages.append(message)
+        shown = "; ".join(messages[:4]) + (f"; and {len(messages) - 4} more" if len(messages) > 4 else "")
+        raise ResultError(f"{shown} ({what} checked against schemas/{name})")
+    return document
+
+
+# ---------------------------------------------------------------------------
+# Building a point document
+# ---------------------------------------------------------------------------
 
 def units_for(metrics):
     """Unit of every metric: from its name (``unit_of``) for numbers and nulls;
@@ -789,55 +922,17 @@ def _string_list(value, field):
     return list(value)
 
 
-# Types of the keys of a host's testbed_environment (schemas/result-point.schema.json).
-_HOST_KEY_TYPES = {
-    "hostname": (str,), "kernel": (str,), "kernel_version": (str,), "arch": (str,),
-    "distro": (dict,), "cpus": (int, type(None)), "cpu_model": (str, type(None)),
-    "memory_mb": (int, type(None)), "virtualization": (str, type(None)),
-    "virtualization_type": (str, type(None)), "python_version": (str, type(None)), "tools": (dict,),
-}
-
-
-def _check_host_environment(name, facts):
-    for key, types in _HOST_KEY_TYPES.items():
-        if key not in facts:
-            continue
-        value = facts[key]
-        if isinstance(value, bool) or not isinstance(value, types):
-            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected "
-                              + " or ".join("null" if t is type(None) else t.__name__ for t in types))
-        if key in ("cpus", "memory_mb") and value is not None and value < 1:
-            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected a positive number")
-        if key == "virtualization_type" and value not in ("container", "vm", "none", None):
-            raise ResultError(f"environment.hosts.{name}.virtualization_type is {value!r}; expected container, vm or none")
-    for tool, version in (facts.get("tools") or {}).items():
-        if version is not None and not isinstance(version, str):
-            raise ResultError(f"environment.hosts.{name}.tools.{tool} is {version!r}; expected a version string or null")
-
-
 def normalize_environment(environment):
     """``{"hosts": {name: facts}, "controller": {...}}``; a single host's
-    ``testbed_environment`` (it has ``hostname``) is wrapped under its name."""
+    ``testbed_environment`` (it has ``hostname``) is wrapped under its name.
+    The types of the keys are checked by the point schema (hostEnvironment)."""
     if not isinstance(environment, dict) or not environment:
         raise ResultError("environment must be a non-empty mapping (hosts: {name: testbed_environment}, controller: {...})")
-    _check_finite(environment, "environment")
-    if "hosts" not in environment:
-        if isinstance(environment.get("hostname"), str):
-            _check_host_environment(environment["hostname"], environment)
-            return {"hosts": {environment["hostname"]: dict(environment)}, "controller": {}}
-        raise ResultError("environment needs a 'hosts' mapping (inventory name -> testbed_environment from tool_versions)")
-    hosts = environment["hosts"]
-    if not isinstance(hosts, dict) or not hosts:
-        raise ResultError("environment.hosts must be a non-empty mapping of host name -> facts")
-    for name, facts in hosts.items():
-        if not isinstance(facts, dict):
-            raise ResultError(f"environment.hosts.{name} must be a mapping, got {facts!r}")
-        _check_host_environment(name, facts)
-    controller = environment.get("controller", {})
-    if not isinstance(controller, dict):
-        raise ResultError(f"environment.controller must be a mapping, got {controller!r}")
+    if "hosts" not in environment and isinstance(environment.get("hostname"), str):
+        return {"hosts": {environment["hostname"]: dict(environment)}, "controller": {}}
     result = dict(environment)
-    result["controller"] = dict(controller)
+    controller = result.get("controller")
+    result["controller"] = dict(controller) if isinstance(controller, dict) else ({} if controller is None else controller)
     return result
 
 
@@ -905,13 +1000,10 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     run = load_run_file(run_dir)
     planned = _find_planned(run, point)
     ident = planned["point_id"]
-    _check_metrics(metrics)
-    if not isinstance(valid, bool):
-        raise ResultError(f"valid must be true or false, got {valid!r}")
+    if not isinstance(metrics, dict):
+        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
     reasons = _string_list(reasons, "reasons")
     warnings = _string_list(warnings, "warnings")
-    if not valid and not reasons:
-        raise ResultError("valid is false but reasons is empty; say why the measurement cannot be trusted")
     environment = normalize_environment(environment)
     started = parse_timestamp(started_at, "started_at")
     finished = parse_timestamp(finished_at, "finished_at")
@@ -931,10 +1023,8 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         if not isinstance(result, dict):
             raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
         clean_sources[name] = {k: v for k, v in result.items() if k != "raw"}
-    _check_finite(clean_sources, "sources")
     if extra is not None and not isinstance(extra, dict):
         raise ResultError(f"extra must be a mapping, got {extra!r}")
-    _check_finite(extra or {}, "extra")
 
     doc_path = os.path.join(run_dir, ident + ".json")
     raw_files = [f"{RAW_DIR}/{ident}.{name}" for name in sorted(raw)]
@@ -959,6 +1049,7 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         "sources": clean_sources,
         "extra": dict(extra or {}),
     }
+    validate_document(document)
     json.dumps(document, allow_nan=False)
 
     if not write:
