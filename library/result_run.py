@@ -13,13 +13,26 @@ description:
     plan with C(done) flags, the C(pending) points and a printable plan.
   - A point is done when its document C(<point_id>.json) exists (see M(result_store));
     the point files are the truth, C(index.json) is rebuilt from them.
-  - With I(run_id=auto) the newest run of the experiment whose plan hash matches is
-    resumed, finished or not, so running the same sweep again measures only what is
-    missing (nothing once it is complete); when there is none a new run with a UTC
-    timestamp id (C(20261121T153000Z)) is created. I(run_id=new) always starts a new run.
+  - With I(run_id=auto) the newest run of the experiment whose plan hash matches and
+    whose I(run_parameters) are the same is resumed, finished or not, so running the
+    same sweep again measures only what is missing (nothing once it is complete); when
+    there is none a new run with a UTC timestamp id (C(20261121T153000Z)) is created.
+    If a run with the same plan exists but was measured with other I(run_parameters),
+    the new run is started and C(resume_note) (also a warning and the last line of
+    C(plan_text)) names the keys that differ, old -> new.
+  - I(run_id=new) always starts a new run.
   - An explicit I(run_id) is created, or resumed; if the plan changed, the new points
     are added to the run (points already there and their results are kept) and
-    C(plan_history) in C(run.json) records the extension.
+    C(plan_history) in C(run.json) records the extension. If its I(run_parameters)
+    differ the module fails, showing old and new values, unless I(force=true).
+  - Run parameters are compared as canonical JSON after one normalisation, because
+    Jinja gives the same setting as C(100), C("100") or C(100.0) depending on where it
+    was set - a string holding a JSON number (C("100"), C("0.5"), C("1e3")) is that
+    number and a float without fraction is the integer. Booleans, null and other
+    strings compare exactly (C(true) is not C("true")), lists keep their order. The
+    parameters are stored as given.
+  - A C(run.json) of the experiment that cannot be read or is not a run file fails
+    I(run_id=auto) with a message naming the file (it is never skipped silently).
   - "Runs on the controller; call it with C(delegate_to: localhost) and C(run_once: true)."
 version_added: "1.0.0"
 author: Testbed contributors
@@ -54,14 +67,29 @@ options:
     elements: dict
     required: true
   run_id:
-    description: C(auto) (resume the newest run with the same plan), C(new) (start a new run), or an explicit run directory name to create or resume.
+    description:
+      - C(auto) (resume the newest run with the same plan and the same I(run_parameters)),
+        C(new) (start a new run), or an explicit run directory name to create or resume.
     type: str
     default: auto
   run_parameters:
     description:
-      - Settings of the whole run (durations, hosts, images...) stored in C(run.json).
-      - On resume, a different non-empty value replaces the stored one (recorded in C(plan_history)).
+      - Settings of the whole run that change its results (inventory kind, addresses,
+        tool options, thresholds, durations...), stored in C(run.json).
+      - They decide which run I(run_id=auto) resumes, and an explicit I(run_id) whose
+        stored parameters differ is refused unless I(force=true).
+      - When omitted nothing is compared and the stored parameters are kept.
     type: dict
+  force:
+    description:
+      - Continue an explicit I(run_id) although its stored I(run_parameters) differ
+        (C(-e testbed_run_id=<id> -e testbed_run_force=true) in the experiment playbooks).
+      - The new parameters replace the stored ones; C(plan_history) gets a C(forced)
+        entry with the time, the changed keys, the previous parameters and the previous
+        plan hash.
+      - Only valid with an explicit I(run_id).
+    type: bool
+    default: false
   report:
     description:
       - Free specification for C(scripts/testbed_report.py) (title, metrics, baseline...),
@@ -74,7 +102,8 @@ options:
     type: float
 notes:
   - Check mode computes the same answer without writing anything.
-  - C(changed) is true only when a run was created, extended, or its parameters updated.
+  - C(changed) is true only when a run was created, extended, its report updated or its
+    parameters forced.
 seealso:
   - module: result_store
   - module: cpu_sample
@@ -112,6 +141,18 @@ EXAMPLES = r"""
   loop_control:
     loop_var: point
     label: "{{ point.point_id }}"
+
+- name: Continue a given run although a run parameter changed (recorded in plan_history)
+  result_run:
+    results_dir: "{{ playbook_dir }}/../results"
+    experiment: lvs_compare
+    run_id: 20261121T153000Z
+    force: true
+    plan: "{{ lvs_plan }}"
+    run_parameters:
+      duration_s: 60
+  delegate_to: localhost
+  run_once: true
 
 - name: How far is a given run?
   result_run:
@@ -184,6 +225,14 @@ plan_text:
   returned: always
   type: str
   sample: "Run lvs_compare/20261121T153000Z (resumed)\nPlan: 30 points (10 variants × 3 parameter sets × 1 repetition), 12 done, 18 to run, estimated 9 min\nVariants: rr, wrr"
+resume_note:
+  description:
+    - Why I(run_id=auto) did not resume the newest run with the same plan - its
+      I(run_parameters) differ (keys with old -> new values) - and how to continue it
+      anyway; null when there was nothing to say.
+  returned: always
+  type: str
+  sample: "not resuming run 20261121T153000Z (same plan): its run_parameters differ (inventory_kind: \"lab\" -> \"hardware\"); starting a new run. ..."
 """
 
 import os  # noqa: E402 (Ansible modules import after their documentation)
@@ -203,6 +252,7 @@ def main():
             run_parameters=dict(type="dict"),
             report=dict(type="dict"),
             estimate_s_per_point=dict(type="float"),
+            force=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
@@ -213,7 +263,7 @@ def main():
         result = open_run(
             results_dir, params["experiment"], params["plan"], run_id=params["run_id"],
             run_parameters=params["run_parameters"], report=params["report"],
-            estimate_s_per_point=params["estimate_s_per_point"],
+            estimate_s_per_point=params["estimate_s_per_point"], force=params["force"],
             write=not (module.check_mode or status_only))
     except ResultError as exc:
         module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])
@@ -224,8 +274,11 @@ def main():
         module.fail_json(
             msg=f"result_run: no run of experiment {params['experiment']} matches"
                 + (f" run_id {params['run_id']}" if params["run_id"] != "auto" else " this plan")
-                + f" under {results_dir}; use state=open to create one",
+                + f" under {results_dir}; use state=open to create one"
+                + (f" ({result['resume_note']})" if result["resume_note"] else ""),
             experiment=params["experiment"])
+    if result["resume_note"]:
+        module.warn(f"result_run: {result['resume_note']}")
     changed = result.pop("changed") and not status_only
     module.exit_json(changed=changed, **result)
 

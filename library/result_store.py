@@ -13,15 +13,21 @@ description:
     C(<run_dir>/raw/<point_id>.<name>), then rebuilds C(index.json) from the point files.
   - Call it only after the point's measurement finished, so an interrupted point stays
     pending and the next M(result_run) lists it again.
+  - Every document is validated with the JSON Schema the repository ships,
+    C(schemas/result-point.schema.json) (found beside C(module_utils/), beside
+    C($ANSIBLE_CONFIG), in C(schemas/) of the working directory, or in C($TESTBED_SCHEMA_DIR)),
+    before anything is written.
   - Refuses, with a sentence naming the field, a point that is not in the run's plan,
     metrics that are not a flat mapping of numbers, strings, booleans or null, NaN or
     Infinity anywhere, timestamps without a timezone, C(valid=false) without reasons,
-    and a point already stored (unless I(overwrite=true)).
+    any other breach of the schema, and a point already stored (unless I(overwrite=true)).
   - Adds C(environment.controller.ansible_core_version), C(python_version) and
     C(hostname) of the controller when they are not given.
   - "Runs on the controller; call it with C(delegate_to: localhost)."
 version_added: "1.0.0"
 author: Testbed contributors
+requirements:
+  - jsonschema (Python package, on the controller; in requirements.txt)
 options:
   run_dir:
     description: The run directory returned by M(result_run) (C(run_dir)).

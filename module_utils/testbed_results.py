@@ -52,7 +52,6 @@ LOCK_FILE = ".lock"
 # Longest point id kept readable; longer parameter parts are replaced by a hash.
 MAX_POINT_ID = 120
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_METRIC_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]*$")
 _RAW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
 
@@ -303,6 +302,25 @@ def _write_text_atomic(path, text):
         raise
 
 
+def _run_file_problem(run):
+    """Why a parsed run.json cannot be used, or None (old files without newer keys are fine)."""
+    if not isinstance(run, dict):
+        return f"it holds a {type(run).__name__}, not a mapping"
+    plan = run.get("plan")
+    if not isinstance(plan, list):
+        return "it has no plan list"
+    for number, point in enumerate(plan):
+        if not isinstance(point, dict) or not isinstance(point.get("point_id"), str):
+            return f"plan[{number}] has no point_id"
+    if not isinstance(run.get("plan_hash"), str):
+        return "it has no plan_hash"
+    if not isinstance(run.get("run_parameters", {}), dict):
+        return "its run_parameters is not a mapping"
+    if not isinstance(run.get("plan_history", []), list):
+        return "its plan_history is not a list"
+    return None
+
+
 def load_run_file(run_dir):
     path = os.path.join(run_dir, RUN_FILE)
     try:
@@ -311,8 +329,9 @@ def load_run_file(run_dir):
         raise ResultError(f"{run_dir} is not a run directory: cannot read {RUN_FILE} ({exc.strerror or exc})") from exc
     except ValueError as exc:
         raise ResultError(f"{path} is not valid JSON: {exc}") from exc
-    if not isinstance(run, dict) or not isinstance(run.get("plan"), list):
-        raise ResultError(f"{path} has no plan list; it is not a run file of this testbed")
+    problem = _run_file_problem(run)
+    if problem:
+        raise ResultError(f"{path} is not a run file of this testbed: {problem}")
     return run
 
 
@@ -484,7 +503,12 @@ def _done_ids(run_dir, run):
 
 
 def _existing_runs(experiment_dir):
-    """(created, run_id, run) for every run directory of the experiment, newest first."""
+    """(created, run_id, run) for every run directory of the experiment, newest first.
+
+    A directory without ``run.json`` is not a run and is skipped; a ``run.json``
+    that cannot be read or is not a run file is an error naming it (``auto``
+    must not silently start over beside a run it cannot read).
+    """
     runs = []
     if not os.path.isdir(experiment_dir):
         return runs
@@ -494,30 +518,122 @@ def _existing_runs(experiment_dir):
             continue
         try:
             run = load_run_file(run_dir)
-        except ValueError:
-            continue
+        except ResultError as exc:
+            raise ResultError(
+                f"run_id auto cannot choose a run: {exc}. Repair or move away {run_dir}, "
+                "or start a fresh run with run_id new (-e testbed_run_id=new)") from None
         runs.append((str(run.get("created", "")), name, run))
     runs.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return runs
 
 
+# ---------------------------------------------------------------------------
+# Run parameters: what makes two runs comparable
+# ---------------------------------------------------------------------------
+
+# A number written as text, in JSON's own syntax ("100", "-0.5", "1e3"; not "010", "0x10", " 1 2").
+_NUMBER_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
+
+
+def comparable_parameters(value):
+    """``run_parameters`` in the form two runs are compared in.
+
+    Playbooks build run_parameters with Jinja, so the same setting can arrive as
+    ``100`` (group_vars), ``"100"`` (``-e key=100``) or ``100.0`` (``| float``).
+    To make the same inventory always compare equal:
+
+    * a string holding a number in JSON syntax (surrounding blanks ignored) is
+      that number: ``"100"`` == ``100``, ``"0.50"`` == ``0.5``, ``"1e3"`` == ``1000``;
+      ``"010"``, ``"0x10"``, ``"1 000"`` and ``""`` stay strings;
+    * a float with no fraction is the integer: ``100.0`` == ``100``;
+    * booleans stay booleans (``true`` != ``"true"`` != ``1``), null stays null,
+      other strings are compared exactly, lists keep their order, mapping keys are text.
+
+    The stored run.json keeps the parameters as given; only the comparison uses this form.
+    """
+    if isinstance(value, dict):
+        return {str(key): comparable_parameters(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [comparable_parameters(item) for item in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if not _NUMBER_TEXT.match(text):
+            return value
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return value
+
+
+_ABSENT = object()
+
+
+def parameter_changes(old, new, prefix=""):
+    """Differences between two run_parameters mappings (compared with
+    :func:`comparable_parameters`) as ``[(dotted key, old, new)]``; a missing key is
+    shown as ``(absent)``."""
+    old = comparable_parameters(old if old is not None else {})
+    new = comparable_parameters(new if new is not None else {})
+    changes = []
+
+    def walk(a, b, path):
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                walk(a.get(key, _ABSENT), b.get(key, _ABSENT), f"{path}.{key}" if path else key)
+        elif a is _ABSENT or b is _ABSENT or _canonical(a) != _canonical(b):
+            changes.append((path or "run_parameters", a, b))
+
+    walk(old, new, prefix)
+    return changes
+
+
+def _show_value(value):
+    return "(absent)" if value is _ABSENT else _canonical(value)
+
+
+def describe_changes(changes):
+    """``key: old -> new; ...`` for :func:`parameter_changes`."""
+    return "; ".join(f"{key}: {_show_value(old)} -> {_show_value(new)}" for key, old, new in changes)
+
+
+def _force_hint(run_id):
+    return f"-e testbed_run_id={run_id} -e testbed_run_force=true (result_run force: true)"
+
+
 def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
-             estimate_s_per_point=None, now=None, write=True):
+             estimate_s_per_point=None, now=None, write=True, force=False):
     """Create or resume a run directory; return the plan with done flags.
 
     ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
-    matches, finished or not, so running the same sweep again measures only
-    what is missing (nothing when it is complete); when there is none a new
-    UTC timestamp id is made.  ``run_id="new"`` always starts a new run.  An
-    explicit ``run_id`` is created, or resumed; a changed plan is merged into it
-    (new points added, points already there kept, ``plan_history`` records the
-    change).  With ``write=False`` (check mode) nothing is written.
+    matches and whose ``run_parameters`` are the same (compared as
+    :func:`comparable_parameters`), finished or not, so running the same sweep
+    again measures only what is missing (nothing when it is complete).  When
+    there is none a new UTC timestamp id is made; if a run with the same plan
+    exists but was measured with other parameters, ``resume_note`` says which
+    keys differ (old -> new) and why a new run was started.  ``run_id="new"``
+    always starts a new run.
+
+    An explicit ``run_id`` is created, or resumed; a changed plan is merged into
+    it (new points added, points already there kept, ``plan_history`` records the
+    change).  Different ``run_parameters`` are refused (the run would mix two
+    setups) unless ``force`` is true; then they replace the stored ones and
+    ``plan_history`` keeps the previous parameters and plan hash.
+    ``run_parameters=None`` compares nothing (the stored ones are kept).  A
+    ``run.json`` that cannot be read is an error naming the file.  With
+    ``write=False`` (check mode) nothing is written.
     """
     check_name(experiment, "experiment")
     if run_id is None:
         run_id = "auto"
     if run_id not in ("auto", "new"):
         check_name(run_id, "run_id")
+    if not isinstance(force, bool):
+        raise ResultError(f"force must be true or false, got {force!r}")
+    if force and run_id in ("auto", "new"):
+        raise ResultError(f"force applies to an explicit run_id (continue that run with other run_parameters), "
+                          f"not to run_id {run_id}; give -e testbed_run_id=<id> with -e testbed_run_force=true")
     if run_parameters is not None and not isinstance(run_parameters, dict):
         raise ResultError(f"run_parameters must be a mapping, got {run_parameters!r}")
     if report is not None and not isinstance(report, dict):
@@ -534,11 +650,25 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
 
     run = None
     action = "created"
+    resume_note = None
+    forced_changes = []
     if run_id == "auto":
-        for _created, name, candidate in _existing_runs(experiment_dir):
-            if candidate.get("plan_hash") == wanted_hash:
+        same_plan = [(name, candidate) for _created, name, candidate in _existing_runs(experiment_dir)
+                     if candidate.get("plan_hash") == wanted_hash]
+        for name, candidate in same_plan:
+            if run_parameters is None or not parameter_changes(candidate.get("run_parameters"), run_parameters):
                 run_id, run, action = name, candidate, "resumed"
                 break
+        if same_plan and (run is None or run_id != same_plan[0][0]):
+            newest = same_plan[0][0]
+            changes = describe_changes(parameter_changes(same_plan[0][1].get("run_parameters"), run_parameters))
+            if run is None:
+                resume_note = (f"not resuming run {newest} (same plan): its run_parameters differ ({changes}); "
+                               f"starting a new run. To continue {newest} with the new parameters anyway: "
+                               f"{_force_hint(newest)}")
+            else:
+                resume_note = (f"resuming run {run_id}, the newest with this plan and these run_parameters; "
+                               f"the newer run {newest} has other run_parameters ({changes})")
         if run is None:
             run_id = _new_run_id(experiment_dir, now)
     elif run_id == "new":
@@ -548,6 +678,14 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         action = "resumed"
         if run.get("experiment") != experiment:
             raise ResultError("run {} belongs to experiment {!r}, not {!r}".format(run_id, run.get("experiment"), experiment))
+        if run_parameters is not None:
+            forced_changes = parameter_changes(run.get("run_parameters"), run_parameters)
+            if forced_changes and not force:
+                raise ResultError(
+                    f"run {run_id} was measured with other run_parameters ({describe_changes(forced_changes)}); "
+                    "resuming it would mix two setups in one run. Start a new run (-e testbed_run_id=new, or auto), "
+                    f"or continue this one anyway with {_force_hint(run_id)}: run.json then keeps the old "
+                    "parameters and plan hash in plan_history")
     elif os.path.exists(os.path.join(experiment_dir, run_id)) and os.listdir(os.path.join(experiment_dir, run_id)):
         raise ResultError(f"{os.path.join(experiment_dir, run_id)} exists but has no {RUN_FILE}; refusing to turn it into a run")
 
@@ -568,7 +706,10 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         }
         changed = True
     else:
+        previous_hash = run["plan_hash"]
         run.setdefault("plan_history", [])
+        run.setdefault("run_parameters", {})
+        run.setdefault("report", {})
         known = {p["point_id"] for p in run["plan"]}
         added = [p for p in points if p["point_id"] not in known]
         if added:
@@ -578,10 +719,16 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
                                         "requested_plan_hash": wanted_hash, "points": len(run["plan"]),
                                         "added": [p["point_id"] for p in added]})
             changed = True
-        updates = []
-        if run_parameters is not None and run.get("run_parameters") != run_parameters:
+        if forced_changes:
+            run["plan_history"].append({
+                "at": stamp, "event": "forced", "plan_hash": run["plan_hash"], "points": len(run["plan"]),
+                "added": [], "updated": ["run_parameters"],
+                "changed_keys": [key for key, _old, _new in forced_changes],
+                "previous_run_parameters": run.get("run_parameters", {}),
+                "previous_plan_hash": previous_hash})
             run["run_parameters"] = dict(run_parameters)
-            updates.append("run_parameters")
+            changed = True
+        updates = []
         if report is not None and run.get("report") != report:
             run["report"] = dict(report)
             updates.append("report")
@@ -611,6 +758,8 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
                  if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
     header = "Run {}/{} ({}{})".format(experiment, run_id, action, "" if write else ", check mode: nothing written")
     text = describe_plan(points, set(done), estimate_s_per_point, durations, header=header)
+    if resume_note:
+        text += "\nNote: " + resume_note
     return {
         "run_id": run_id,
         "run_dir": run_dir,
@@ -624,6 +773,7 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         "total": len(listed),
         "run_total": len(run["plan"]),
         "plan_text": text,
+        "resume_note": resume_note,
     }
 
 
@@ -631,17 +781,151 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
 # Storing a point
 # ---------------------------------------------------------------------------
 
-def _check_metrics(metrics):
-    if not isinstance(metrics, dict):
-        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
-    for name, value in metrics.items():
-        if not isinstance(name, str) or not _METRIC_NAME.match(name):
-            raise ResultError(f"metric name {name!r} is not a plain identifier (letters, digits, '_', '.', ':', '-')")
-        if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-            raise ResultError(f"metric {name} is {value!r}; store null and say why in reasons, never nan/inf")
-        if value is not None and not isinstance(value, (int, float, str, bool)):
-            raise ResultError(f"metric {name} is a {type(value).__name__}; metrics must be a flat mapping of numbers, strings, booleans or null")
+# ---------------------------------------------------------------------------
+# Schema validation (schemas/*.schema.json are the contract; no copy of them here)
+# ---------------------------------------------------------------------------
 
+POINT_SCHEMA = "result-point.schema.json"
+SCHEMA_DIR_ENV = "TESTBED_SCHEMA_DIR"
+_VALIDATORS = {}
+
+# How the schema's named definitions read in a message.
+_DEFINITION_WORDS = {
+    "finiteNumber": "a finite number", "finiteJson": "JSON without NaN/Infinity",
+    "safeName": "a safe name", "utcTimestamp": "a UTC timestamp with Z", "hostEnvironment": "a host environment",
+}
+
+# Messages that say how to fix the most common mistakes: (field, schema keyword) -> sentence.
+_SCHEMA_HINTS = {
+    ("reasons", "minItems"): "valid is false but reasons is empty; say why the measurement cannot be trusted",
+    ("environment", "required"): ("environment needs a 'hosts' mapping "
+                                  "(inventory name -> testbed_environment from tool_versions)"),
+    ("environment.hosts", "minProperties"): "environment.hosts must be a non-empty mapping of host name -> facts",
+}
+
+
+def schema_dirs():
+    """Where the schemas are looked for, in order.
+
+    ``$TESTBED_SCHEMA_DIR``; ``schemas/`` beside this file's directory (pytest,
+    scripts); beside ``$ANSIBLE_CONFIG``; ``schemas/`` of the current directory.
+    A module is shipped to its host without the repository (``AnsiballZ``), but
+    result_store runs on the controller (``delegate_to: localhost``), started
+    from the repository root (where ansible.cfg is found) or with
+    ``ANSIBLE_CONFIG`` pointing at the repository's ansible.cfg.
+    """
+    dirs = []
+    if os.environ.get(SCHEMA_DIR_ENV):
+        dirs.append(os.environ[SCHEMA_DIR_ENV])
+    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas"))
+    if os.environ.get("ANSIBLE_CONFIG"):
+        dirs.append(os.path.join(os.path.dirname(os.path.abspath(os.environ["ANSIBLE_CONFIG"])), "schemas"))
+    dirs.append(os.path.join(os.getcwd(), "schemas"))
+    unique = []
+    for directory in dirs:
+        if directory not in unique:
+            unique.append(directory)
+    return unique
+
+
+def schema_validator(name=POINT_SCHEMA):
+    """A Draft 2020-12 validator of ``schemas/<name>`` (cached)."""
+    if name in _VALIDATORS:
+        return _VALIDATORS[name]
+    try:
+        import jsonschema
+    except ImportError:
+        raise ResultError(
+            "the Python package jsonschema is missing on the controller, and the result store validates every "
+            "document with schemas/" + name + "; install requirements.txt (./scripts/setup.sh makes .venv) and run "
+            "result_store with that Python (localhost's ansible_python_interpreter: {{ ansible_playbook_python }})"
+        ) from None
+    tried = schema_dirs()
+    for directory in tried:
+        path = os.path.join(directory, name)
+        if os.path.isfile(path):
+            break
+    else:
+        raise ResultError(
+            f"cannot find the schema {name} (looked in {', '.join(tried)}); run ansible from the repository root, "
+            f"point ANSIBLE_CONFIG at its ansible.cfg, or set {SCHEMA_DIR_ENV} to its schemas directory")
+    try:
+        schema = _read_json(path)
+    except (OSError, ValueError) as exc:
+        raise ResultError(f"cannot read the schema {path}: {exc}") from exc
+    validator = jsonschema.Draft202012Validator(schema)
+    _VALIDATORS[name] = validator
+    return validator
+
+
+def _field_name(path):
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
+    return text
+
+
+def _expected(schema):
+    if not isinstance(schema, dict):
+        return "?"
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        return _DEFINITION_WORDS.get(name, name)
+    if "type" in schema:
+        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        return "/".join(types)
+    if "const" in schema:
+        return repr(schema["const"])
+    return "a value the schema allows"
+
+
+def _shown(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _schema_message(error):
+    field = _field_name(error.absolute_path)
+    hint = _SCHEMA_HINTS.get((field, error.validator))
+    if hint:
+        return hint
+    where = field or "the document"
+    if "propertyNames" in error.schema_path:
+        if error.validator == "pattern":
+            return f"{where} has the key {_shown(error.instance)}, which does not match {error.validator_value!r}"
+        return f"{where} has the key {_shown(error.instance)}: {error.message}"
+    if error.validator in ("anyOf", "oneOf"):
+        return f"{where} is {_shown(error.instance)}; expected one of: " + ", ".join(
+            _expected(choice) for choice in error.validator_value)
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{where} is {_shown(error.instance)}; expected " + " or ".join(types)
+    return f"{where}: {error.message}"
+
+
+def validate_document(document, name=POINT_SCHEMA, what="point document"):
+    """Raise ResultError naming every bad field (at most 4) unless ``document`` follows ``schemas/<name>``."""
+    validator = schema_validator(name)
+    try:
+        # JSON's own view of the document: tuples are arrays; a non-JSON value is refused here.
+        plain = json.loads(json.dumps(document))
+    except (TypeError, ValueError) as exc:
+        raise ResultError(f"{what} holds a value JSON cannot hold: {exc}") from None
+    errors = sorted(validator.iter_errors(plain), key=lambda e: ([str(p) for p in e.absolute_path], e.validator))
+    if errors:
+        messages = []
+        for error in errors:
+            message = _schema_message(error)
+            if message not in messages:
+                messages.append(message)
+        shown = "; ".join(messages[:4]) + (f"; and {len(messages) - 4} more" if len(messages) > 4 else "")
+        raise ResultError(f"{shown} ({what} checked against schemas/{name})")
+    return document
+
+
+# ---------------------------------------------------------------------------
+# Building a point document
+# ---------------------------------------------------------------------------
 
 def units_for(metrics):
     """Unit of every metric: from its name (``unit_of``) for numbers and nulls;
@@ -666,55 +950,17 @@ def _string_list(value, field):
     return list(value)
 
 
-# Types of the keys of a host's testbed_environment (schemas/result-point.schema.json).
-_HOST_KEY_TYPES = {
-    "hostname": (str,), "kernel": (str,), "kernel_version": (str,), "arch": (str,),
-    "distro": (dict,), "cpus": (int, type(None)), "cpu_model": (str, type(None)),
-    "memory_mb": (int, type(None)), "virtualization": (str, type(None)),
-    "virtualization_type": (str, type(None)), "python_version": (str, type(None)), "tools": (dict,),
-}
-
-
-def _check_host_environment(name, facts):
-    for key, types in _HOST_KEY_TYPES.items():
-        if key not in facts:
-            continue
-        value = facts[key]
-        if isinstance(value, bool) or not isinstance(value, types):
-            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected "
-                              + " or ".join("null" if t is type(None) else t.__name__ for t in types))
-        if key in ("cpus", "memory_mb") and value is not None and value < 1:
-            raise ResultError(f"environment.hosts.{name}.{key} is {value!r}; expected a positive number")
-        if key == "virtualization_type" and value not in ("container", "vm", "none", None):
-            raise ResultError(f"environment.hosts.{name}.virtualization_type is {value!r}; expected container, vm or none")
-    for tool, version in (facts.get("tools") or {}).items():
-        if version is not None and not isinstance(version, str):
-            raise ResultError(f"environment.hosts.{name}.tools.{tool} is {version!r}; expected a version string or null")
-
-
 def normalize_environment(environment):
     """``{"hosts": {name: facts}, "controller": {...}}``; a single host's
-    ``testbed_environment`` (it has ``hostname``) is wrapped under its name."""
+    ``testbed_environment`` (it has ``hostname``) is wrapped under its name.
+    The types of the keys are checked by the point schema (hostEnvironment)."""
     if not isinstance(environment, dict) or not environment:
         raise ResultError("environment must be a non-empty mapping (hosts: {name: testbed_environment}, controller: {...})")
-    _check_finite(environment, "environment")
-    if "hosts" not in environment:
-        if isinstance(environment.get("hostname"), str):
-            _check_host_environment(environment["hostname"], environment)
-            return {"hosts": {environment["hostname"]: dict(environment)}, "controller": {}}
-        raise ResultError("environment needs a 'hosts' mapping (inventory name -> testbed_environment from tool_versions)")
-    hosts = environment["hosts"]
-    if not isinstance(hosts, dict) or not hosts:
-        raise ResultError("environment.hosts must be a non-empty mapping of host name -> facts")
-    for name, facts in hosts.items():
-        if not isinstance(facts, dict):
-            raise ResultError(f"environment.hosts.{name} must be a mapping, got {facts!r}")
-        _check_host_environment(name, facts)
-    controller = environment.get("controller", {})
-    if not isinstance(controller, dict):
-        raise ResultError(f"environment.controller must be a mapping, got {controller!r}")
+    if "hosts" not in environment and isinstance(environment.get("hostname"), str):
+        return {"hosts": {environment["hostname"]: dict(environment)}, "controller": {}}
     result = dict(environment)
-    result["controller"] = dict(controller)
+    controller = result.get("controller")
+    result["controller"] = dict(controller) if isinstance(controller, dict) else ({} if controller is None else controller)
     return result
 
 
@@ -782,13 +1028,10 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     run = load_run_file(run_dir)
     planned = _find_planned(run, point)
     ident = planned["point_id"]
-    _check_metrics(metrics)
-    if not isinstance(valid, bool):
-        raise ResultError(f"valid must be true or false, got {valid!r}")
+    if not isinstance(metrics, dict):
+        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
     reasons = _string_list(reasons, "reasons")
     warnings = _string_list(warnings, "warnings")
-    if not valid and not reasons:
-        raise ResultError("valid is false but reasons is empty; say why the measurement cannot be trusted")
     environment = normalize_environment(environment)
     started = parse_timestamp(started_at, "started_at")
     finished = parse_timestamp(finished_at, "finished_at")
@@ -808,10 +1051,8 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         if not isinstance(result, dict):
             raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
         clean_sources[name] = {k: v for k, v in result.items() if k != "raw"}
-    _check_finite(clean_sources, "sources")
     if extra is not None and not isinstance(extra, dict):
         raise ResultError(f"extra must be a mapping, got {extra!r}")
-    _check_finite(extra or {}, "extra")
 
     doc_path = os.path.join(run_dir, ident + ".json")
     raw_files = [f"{RAW_DIR}/{ident}.{name}" for name in sorted(raw)]
@@ -836,6 +1077,7 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         "sources": clean_sources,
         "extra": dict(extra or {}),
     }
+    validate_document(document)
     json.dumps(document, allow_nan=False)
 
     if not write:

@@ -204,6 +204,143 @@ def test_explicit_run_of_another_experiment_is_refused(tmp_path):
         open_run(str(tmp_path), "nfv", PLAN, run_id="r1")
 
 
+LAB = {"inventory_kind": "lab", "vip": "10.0.0.1", "port": 80, "timeout_s": 5, "max_error_pct": 1.0}
+
+
+def test_auto_resumes_only_a_run_with_the_same_run_parameters(tmp_path):
+    first = open_run(str(tmp_path), "lvs", PLAN, run_parameters=LAB, now=NOW)
+    store(first["run_dir"], PLAN[0])
+    # the same settings as Jinja may render them (-e key=value gives text, | float gives 1.0)
+    same = dict(LAB, port="80", timeout_s=5.0, max_error_pct="1")
+    again = open_run(str(tmp_path), "lvs", PLAN, run_parameters=same, now=NOW + datetime.timedelta(minutes=1))
+    assert again["run_id"] == first["run_id"] and again["action"] == "resumed" and again["changed"] is False
+    assert again["resume_note"] is None and again["done_count"] == 1
+    # the stored parameters stay as first given
+    saved = json.load(open(os.path.join(first["run_dir"], "run.json")))
+    assert saved["run_parameters"] == LAB
+    # another setup with the same plan: a new run, and the note says why
+    hardware = dict(LAB, inventory_kind="hardware", vip="192.0.2.10")
+    other = open_run(str(tmp_path), "lvs", PLAN, run_parameters=hardware, now=NOW + datetime.timedelta(minutes=2))
+    assert other["run_id"] == "20261121T153200Z" and other["action"] == "created" and other["done_count"] == 0
+    assert other["resume_note"] == (
+        'not resuming run 20261121T153000Z (same plan): its run_parameters differ '
+        '(inventory_kind: "lab" -> "hardware"; vip: "10.0.0.1" -> "192.0.2.10"); starting a new run. '
+        "To continue 20261121T153000Z with the new parameters anyway: -e testbed_run_id=20261121T153000Z "
+        "-e testbed_run_force=true (result_run force: true)")
+    assert other["plan_text"].splitlines()[-1] == "Note: " + other["resume_note"]
+    # back to the lab settings: the lab run is resumed although a newer run has the same plan
+    back = open_run(str(tmp_path), "lvs", PLAN, run_parameters=LAB, now=NOW + datetime.timedelta(minutes=3))
+    assert back["run_id"] == first["run_id"] and back["done_count"] == 1
+    assert back["resume_note"].startswith("resuming run 20261121T153000Z, the newest with this plan and these "
+                                          "run_parameters; the newer run 20261121T153200Z has other run_parameters")
+    # without run_parameters nothing is compared: the newest run with the plan
+    assert open_run(str(tmp_path), "lvs", PLAN, write=False)["run_id"] == "20261121T153200Z"
+
+
+@pytest.mark.parametrize("old,new,equal", [
+    ({"rate": 100}, {"rate": "100"}, True),
+    ({"rate": 100}, {"rate": " 100 "}, True),
+    ({"rate": 100}, {"rate": 100.0}, True),
+    ({"ratio": 0.5}, {"ratio": "0.50"}, True),
+    ({"n": 1000}, {"n": "1e3"}, True),
+    ({"n": {"a": [1, "2"]}}, {"n": {"a": ["1", 2.0]}}, True),
+    ({"rate": 100}, {"rate": 101}, False),
+    ({"rate": 100}, {"rate": "100/s"}, False),
+    ({"mode": "010"}, {"mode": 10}, False),
+    ({"flag": True}, {"flag": "true"}, False),
+    ({"flag": True}, {"flag": 1}, False),
+    ({"x": None}, {"x": "null"}, False),
+    ({"x": None}, {}, False),
+    ({"hosts": ["a", "b"]}, {"hosts": ["b", "a"]}, False),
+])
+def test_run_parameters_comparison(old, new, equal):
+    assert (testbed_results.parameter_changes(old, new) == []) is equal
+    assert (testbed_results.parameter_changes(new, old) == []) is equal
+
+
+def test_parameter_changes_name_nested_keys():
+    changes = testbed_results.parameter_changes(
+        {"iperf3": {"duration_s": 10, "protocol": "tcp"}, "gone": 1},
+        {"iperf3": {"duration_s": "30", "protocol": "tcp"}, "new": [1]})
+    assert testbed_results.describe_changes(changes) == (
+        "gone: 1 -> (absent); iperf3.duration_s: 10 -> 30; new: (absent) -> [1]")
+
+
+def test_explicit_run_id_with_other_run_parameters_needs_force(tmp_path):
+    first = open_run(str(tmp_path), "lvs", PLAN, run_id="c1", run_parameters=LAB, now=NOW)
+    store(first["run_dir"], PLAN[0])
+    before = open(os.path.join(first["run_dir"], "run.json")).read()
+    with pytest.raises(ResultError) as err:
+        open_run(str(tmp_path), "lvs", PLAN, run_id="c1", run_parameters=dict(LAB, timeout_s=10))
+    assert str(err.value) == (
+        "run c1 was measured with other run_parameters (timeout_s: 5 -> 10); resuming it would mix two setups "
+        "in one run. Start a new run (-e testbed_run_id=new, or auto), or continue this one anyway with "
+        "-e testbed_run_id=c1 -e testbed_run_force=true (result_run force: true): run.json then keeps the old "
+        "parameters and plan hash in plan_history")
+    assert open(os.path.join(first["run_dir"], "run.json")).read() == before
+    # equal after normalisation: resumed, nothing written
+    same = open_run(str(tmp_path), "lvs", PLAN, run_id="c1", run_parameters=dict(LAB, timeout_s="5"))
+    assert same["changed"] is False and open(os.path.join(first["run_dir"], "run.json")).read() == before
+    # forced, with a plan extended at the same time
+    later = NOW + datetime.timedelta(hours=1)
+    bigger = PLAN + [{"variant": "lc", "parameters": {"rate": 1000}, "repetition": 1}]
+    forced = open_run(str(tmp_path), "lvs", bigger, run_id="c1", run_parameters=dict(LAB, timeout_s=10),
+                      force=True, now=later)
+    assert forced["changed"] is True and forced["action"] == "extended" and forced["done_count"] == 1
+    saved = json.load(open(os.path.join(first["run_dir"], "run.json")))
+    assert saved["run_parameters"] == dict(LAB, timeout_s=10)
+    assert [h["event"] for h in saved["plan_history"]] == ["created", "extended", "forced"]
+    entry = saved["plan_history"][-1]
+    assert entry == {"at": "2026-11-21T16:30:00Z", "event": "forced", "plan_hash": plan_hash(bigger),
+                     "points": 5, "added": [], "updated": ["run_parameters"], "changed_keys": ["timeout_s"],
+                     "previous_run_parameters": LAB, "previous_plan_hash": plan_hash(PLAN)}
+    # the forced parameters are now the run's: resuming with them needs no force
+    assert open_run(str(tmp_path), "lvs", bigger, run_id="c1", run_parameters=dict(LAB, timeout_s=10))["changed"] is False
+
+
+@pytest.mark.parametrize("run_id", ["auto", "new"])
+def test_force_needs_an_explicit_run_id(tmp_path, run_id):
+    with pytest.raises(ResultError, match=f"force applies to an explicit run_id .* not to run_id {run_id}"):
+        open_run(str(tmp_path), "lvs", PLAN, run_id=run_id, force=True)
+
+
+@pytest.mark.parametrize("content,words", [
+    ('{"plan": [', "is not valid JSON"),
+    ("[]", "is not a run file of this testbed: it holds a list"),
+    ('{"plan": []}', "it has no plan_hash"),
+    ('{"plan": [{"variant": "rr"}], "plan_hash": "x"}', "plan[0] has no point_id"),
+])
+def test_auto_refuses_an_unreadable_run_file(tmp_path, content, words):
+    first = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    path = os.path.join(first["run_dir"], "run.json")
+    with open(path, "w") as handle:
+        handle.write(content)
+    with pytest.raises(ResultError) as err:
+        open_run(str(tmp_path), "lvs", PLAN, now=NOW + datetime.timedelta(minutes=1))
+    assert f"run_id auto cannot choose a run: {path} " in str(err.value)
+    assert words in str(err.value) and "-e testbed_run_id=new" in str(err.value)
+    # new still starts a fresh run beside it
+    assert open_run(str(tmp_path), "lvs", PLAN, run_id="new", now=NOW)["run_id"] == "20261121T153000Z-2"
+
+
+def test_old_run_file_without_newer_keys_is_resumed(tmp_path):
+    run_dir = tmp_path / "lvs" / "20251001T100000Z"
+    run_dir.mkdir(parents=True)
+    plan = testbed_results.normalize_plan(PLAN)
+    old = {"schema_version": 1, "experiment": "lvs", "run_id": "20251001T100000Z", "created": "2025-10-01T10:00:00Z",
+           "plan": plan, "plan_hash": plan_hash(PLAN), "run_parameters": {"duration_s": 30}}
+    (run_dir / "run.json").write_text(json.dumps(old))
+    store(str(run_dir), PLAN[0])
+    again = open_run(str(tmp_path), "lvs", PLAN, run_parameters={"duration_s": "30"}, report={"title": "LVS"}, now=NOW)
+    assert again["run_id"] == "20251001T100000Z" and again["action"] == "resumed" and again["done_count"] == 1
+    saved = json.load(open(run_dir / "run.json"))
+    assert saved["run_parameters"] == {"duration_s": 30} and saved["report"] == {"title": "LVS"}
+    assert [h["event"] for h in saved["plan_history"]] == ["updated"]
+    # and with other parameters it is not resumed
+    other = open_run(str(tmp_path), "lvs", PLAN, run_parameters={"duration_s": 60}, now=NOW, write=False)
+    assert other["action"] == "created" and "duration_s: 30 -> 60" in other["resume_note"]
+
+
 @pytest.mark.parametrize("run_id", ["../x", "a/b", ".hidden", ""])
 def test_unsafe_run_ids_refused(tmp_path, run_id):
     with pytest.raises(ResultError, match="is not a safe name"):
@@ -265,14 +402,14 @@ def test_single_host_environment_is_wrapped(tmp_path):
      "point lc__rate-1000__rep1 is not in the plan of run"),
     ({"point": {"variant": "rr", "parameters": {"rate": 1000}, "repetition": 1, "point_id": "rr__rep1"}},
      "does not match its variant/parameters/repetition"),
-    ({"metrics": {"latency": {"p99_ms": 3}}}, "metric latency is a dict"),
-    ({"metrics": {"rate_per_s": float("nan")}}, "metric rate_per_s is nan"),
-    ({"metrics": {"rate_per_s": float("-inf")}}, "metric rate_per_s is -inf"),
-    ({"metrics": {"rate_per_s": [1, 2]}}, "metric rate_per_s is a list"),
-    ({"metrics": {"bad name": 1}}, "metric name 'bad name' is not a plain identifier"),
+    ({"metrics": {"latency": {"p99_ms": 3}}}, "metrics.latency is {'p99_ms': 3}; expected one of: a finite number, string, boolean, null"),
+    ({"metrics": {"rate_per_s": float("nan")}}, "metrics.rate_per_s is nan; expected one of: a finite number"),
+    ({"metrics": {"rate_per_s": float("-inf")}}, "metrics.rate_per_s is -inf; expected one of: a finite number"),
+    ({"metrics": {"rate_per_s": [1, 2]}}, "metrics.rate_per_s is [1, 2]; expected one of"),
+    ({"metrics": {"bad name": 1}}, "metrics has the key 'bad name', which does not match '^[A-Za-z0-9_][A-Za-z0-9_.:-]*$'"),
     ({"metrics": ["rate", 1]}, "metrics must be a flat mapping"),
     ({"valid": False}, "valid is false but reasons is empty"),
-    ({"valid": "yes"}, "valid must be true or false"),
+    ({"valid": "yes"}, "valid is 'yes'; expected boolean (point document checked against schemas/result-point.schema.json)"),
     ({"start": "2026-11-21T15:30:00"}, "started_at is '2026-11-21T15:30:00' without a timezone"),
     ({"start": "yesterday"}, "started_at is 'yesterday', not an ISO 8601 timestamp"),
     ({"end": "2026-11-21T15:29:59Z"}, "finished_at 2026-11-21T15:29:59Z is before started_at 2026-11-21T15:30:00Z"),
@@ -298,7 +435,7 @@ def test_store_refusals(tmp_path, kwargs, words):
     ({}, "environment must be a non-empty mapping"),
     ({"controller": {}}, "environment needs a 'hosts' mapping"),
     ({"hosts": {}}, "environment.hosts must be a non-empty mapping"),
-    ({"hosts": {"a": {"cpus": "2"}}}, "environment.hosts.a.cpus is '2'; expected int or null"),
+    ({"hosts": {"a": {"cpus": "2"}}}, "environment.hosts.a.cpus is '2'; expected integer or null"),
     ({"hosts": {"a": {"tools": {"fio": 3.33}}}}, "environment.hosts.a.tools.fio is 3.33"),
 ])
 def test_bad_environment_refused(tmp_path, environment, words):
@@ -451,3 +588,22 @@ def test_result_run_and_result_store_modules(tmp_path):
     assert failed and "no run of experiment lvs matches run_id nope" in out["msg"]
     failed, out = run_module(result_run, dict(args, plan=[{"variant": "rr", "parameters": "rate=1"}]))
     assert failed and out["msg"] == "result_run: plan[0].parameters must be a mapping, got 'rate=1'"
+
+
+def test_result_run_module_compares_run_parameters(tmp_path):
+    import result_run
+
+    args = {"results_dir": str(tmp_path), "experiment": "lvs", "plan": PLAN, "run_id": "c1",
+            "run_parameters": {"duration_s": 30}}
+    failed, out = run_module(result_run, args)
+    assert not failed and out["resume_note"] is None
+    failed, out = run_module(result_run, dict(args, run_parameters={"duration_s": "60"}))
+    assert failed and out["msg"].startswith(
+        "result_run: run c1 was measured with other run_parameters (duration_s: 30 -> 60)")
+    assert "-e testbed_run_id=c1 -e testbed_run_force=true" in out["msg"]
+    failed, out = run_module(result_run, dict(args, run_parameters={"duration_s": "60"}, force=True))
+    assert not failed and out["changed"] is True
+    failed, out = run_module(result_run, dict(args, run_id="auto", run_parameters={"duration_s": 30}))
+    assert not failed and out["action"] == "created" and "duration_s: 60 -> 30" in out["resume_note"]
+    failed, out = run_module(result_run, dict(args, run_id="auto", force=True))
+    assert failed and "force applies to an explicit run_id" in out["msg"]

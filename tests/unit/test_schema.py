@@ -3,11 +3,13 @@
 import copy
 import json
 import os
+import sys
 
 import jsonschema
 import pytest
+from ansible.module_utils import testbed_results
 from ansible.module_utils.testbed_parse import unit_of
-from ansible.module_utils.testbed_results import open_run, store_point
+from ansible.module_utils.testbed_results import ResultError, open_run, store_point, validate_document
 from ansible.module_utils.testbed_sampling import parse_proc_stat, summarize
 from conftest import ROOT, read_fixture
 
@@ -84,6 +86,16 @@ def test_stored_documents_validate(stored):
     assert stored["doc"]["units"]["read_lat_mean_us"] == "us" and stored["doc"]["units"]["errors"] == "count"
 
 
+def test_forced_run_file_validates(tmp_path):
+    run = open_run(str(tmp_path), "fio_compare", PLAN, run_id="c1", run_parameters={"size": "64M"})
+    open_run(str(tmp_path), "fio_compare", PLAN, run_id="c1", run_parameters={"size": "1G"}, force=True)
+    with open(os.path.join(run["run_dir"], "run.json"), encoding="utf-8") as handle:
+        run_doc = json.load(handle)
+    assert [h["event"] for h in run_doc["plan_history"]] == ["created", "forced"]
+    assert errors(RUN, run_doc) == []
+    assert errors(RUN, broken(run_doc, ["plan_history", 1, "previous_plan_hash"], "abc")) != []
+
+
 def test_run_file_validates(stored):
     assert errors(RUN, stored["run"]) == []
     assert [h["event"] for h in stored["run"]["plan_history"]] == ["created", "extended"]
@@ -131,7 +143,59 @@ def broken(document, path, value=None, delete=False):
     (["reasons"], None, True),
 ])
 def test_broken_documents_fail(stored, path, value, delete):
-    assert errors(POINT, broken(stored["doc"], path, value, delete)) != []
+    document = broken(stored["doc"], path, value, delete)
+    assert errors(POINT, document) != []
+    # the store refuses the same document with the same schema, naming the field
+    with pytest.raises(ResultError) as err:
+        validate_document(document)
+    assert "(point document checked against schemas/result-point.schema.json)" in str(err.value)
+    named = path[-1] if path[-1] != "raw" and not delete else path[0]
+    assert str(named) in str(err.value)
+
+
+def test_the_store_validates_with_the_shipped_schema(stored):
+    validator = testbed_results.schema_validator()
+    assert validator.schema == POINT.schema
+    assert validate_document(stored["doc"]) is stored["doc"]
+
+
+def test_schema_invalid_point_is_not_stored(tmp_path):
+    run = open_run(str(tmp_path), "fio_compare", PLAN)
+    env = copy.deepcopy(ENV)
+    env["hosts"]["node1"]["virtualization_type"] = "jail"
+    env["hosts"]["node1"]["memory_mb"] = 0
+    with pytest.raises(ResultError) as err:
+        store_point(run["run_dir"], PLAN[0], {"read_iops": 1.0}, True, [], [], env,
+                    "2026-11-21T15:30:00Z", "2026-11-21T15:30:01Z")
+    assert str(err.value) == (
+        "environment.hosts.node1.memory_mb: 0 is less than the minimum of 1; "
+        "environment.hosts.node1.virtualization_type: 'jail' is not one of ['container', 'vm', 'none', None] "
+        "(point document checked against schemas/result-point.schema.json)")
+    assert sorted(os.listdir(run["run_dir"])) == [".lock", "index.json", "run.json"]
+
+
+def test_missing_jsonschema_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    with pytest.raises(ResultError, match="the Python package jsonschema is missing on the controller"):
+        validate_document({})
+
+
+def test_schema_found_from_the_working_directory_or_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
+    monkeypatch.setattr(testbed_results, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results.py"))
+    monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
+    monkeypatch.delenv("TESTBED_SCHEMA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ResultError, match=r"cannot find the schema result-point.schema.json \(looked in .*"
+                                          r"TESTBED_SCHEMA_DIR"):
+        testbed_results.schema_validator()
+    monkeypatch.setenv("ANSIBLE_CONFIG", os.path.join(ROOT, "ansible.cfg"))
+    assert testbed_results.schema_validator().schema == POINT.schema
+    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
+    monkeypatch.delenv("ANSIBLE_CONFIG")
+    monkeypatch.chdir(ROOT)
+    assert testbed_results.schema_validator().schema == POINT.schema
 
 
 def test_invalid_point_needs_a_reason(stored):

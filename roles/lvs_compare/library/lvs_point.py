@@ -21,7 +21,7 @@ description:
   - With I(store=true) the document is written to the run directory like M(result_store)
     does (atomically, raw outputs beside it); one module call per point keeps a sweep's
     orchestration overhead small.
-  - Runs on the controller (C(delegate_to: localhost), C(run_once: true)).
+  - "Runs on the controller (C(delegate_to: localhost), C(run_once: true))."
 version_added: "1.0.0"
 author: Testbed contributors
 options:
@@ -55,8 +55,8 @@ options:
     type: str
   clock_offsets:
     description:
-      - Each host's clock minus the controller's, C({host: {offset_s, uncertainty_s}}) as the
-        C(clock_offset) action returns it (a plain number of seconds is accepted too).
+      - "Each host's clock minus the controller's, C({host: {offset_s, uncertainty_s}}) as the
+        C(clock_offset) action returns it (a plain number of seconds is accepted too)."
       - The clients' load times, every host's CPU samples and the director's counter reset are
         put on the controller's time line with it; hosts not listed count as in step.
     type: dict
@@ -100,7 +100,7 @@ options:
     type: float
     default: 95.0
   environment:
-    description: C({hosts: {name: testbed_environment}, controller: {...}}) for the document.
+    description: "C({hosts: {name: testbed_environment}, controller: {...}}) for the document."
     type: dict
     required: true
   label:

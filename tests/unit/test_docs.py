@@ -1,0 +1,86 @@
+"""Every module in library/ and every role with meta/argument_specs.yml renders in ansible-doc.
+
+ansible-doc is run the way a user runs it, from the repository root with its
+ansible.cfg (library, roles_path, doc_fragment_plugins), both as text and as
+--json; a failure names the module or role and shows ansible-doc's message.
+Each repository link in README.md and docs/*.md points at a file inside the
+repository.
+"""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+BIN = os.path.dirname(sys.executable)
+ANSIBLE_DOC = os.path.join(BIN, "ansible-doc")
+MODULES = sorted(os.path.basename(path)[:-3] for path in glob.glob(os.path.join(ROOT, "library", "*.py")))
+ROLES = sorted(os.path.basename(os.path.dirname(os.path.dirname(path)))
+               for path in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
+
+
+def ansible_doc(*args):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               LC_ALL="C.UTF-8", LANG="C.UTF-8")
+    return subprocess.run([ANSIBLE_DOC, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def rendered(kind, name, proc):
+    assert proc.returncode == 0, f"ansible-doc cannot render {kind} {name}: {proc.stderr.strip()[-2000:]}"
+    assert "[WARNING]" not in proc.stderr and "[ERROR]" not in proc.stderr, \
+        f"ansible-doc complains about {kind} {name}: {proc.stderr.strip()[-2000:]}"
+    return proc.stdout
+
+
+def test_there_is_something_to_check():
+    assert "result_store" in MODULES and "lvs_point" in MODULES
+    assert "nfv_measure" in ROLES and len(ROLES) >= 10
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_documentation_renders(module):
+    text = rendered("module", module, ansible_doc("-M", "library", "-t", "module", module))
+    assert f"MODULE {module}" in re.sub(r"\x1b\[[0-9;]*m", "", text), f"module {module}: unexpected ansible-doc output"
+    data = json.loads(rendered("module", module, ansible_doc("-M", "library", "-t", "module", "--json", module)))
+    doc = data[module]["doc"]
+    assert doc["module"] == module, f"module {module}: DOCUMENTATION names {doc['module']!r}"
+    assert doc.get("short_description"), f"module {module}: no short_description"
+    for option, spec in (doc.get("options") or {}).items():
+        assert spec.get("description"), f"module {module}: option {option} has no description"
+        assert spec.get("type"), f"module {module}: option {option} has no type"
+    assert data[module].get("examples"), f"module {module}: no EXAMPLES"
+    assert data[module].get("return") is not None, f"module {module}: no RETURN"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_argument_specs_render(role):
+    rendered("role", role, ansible_doc("-t", "role", "-r", "roles", role))
+    data = json.loads(rendered("role", role, ansible_doc("-t", "role", "-r", "roles", "--json", role)))
+    entry_points = data[role]["entry_points"]
+    assert "main" in entry_points, f"role {role}: no main entry point in meta/argument_specs.yml"
+    for name, spec in (entry_points["main"].get("options") or {}).items():
+        assert spec.get("description"), f"role {role}: option {name} has no description"
+        assert spec.get("type"), f"role {role}: option {name} has no type"
+
+
+MARKDOWN = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("page", [os.path.relpath(p, ROOT) for p in MARKDOWN])
+def test_markdown_links_stay_inside_the_repository(page):
+    path = os.path.join(ROOT, page)
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    for target in _LINK.findall(text):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # a web address or an anchor on the same page
+        file_part = target.split("#", 1)[0]
+        resolved = os.path.realpath(os.path.join(os.path.dirname(path), file_part))
+        assert resolved == ROOT or resolved.startswith(ROOT + os.sep), f"{page} links outside the repository: {target}"
+        assert os.path.exists(resolved), f"{page} links to a missing file: {target}"
