@@ -2,9 +2,20 @@
 import json
 
 import pytest
-from lvs_compare import (AnsibleFilterError, FilterModule, lvs_clock_note, lvs_clock_offsets, lvs_collect_command,
-                         lvs_host_results, lvs_load_window, lvs_loads, lvs_point_seconds, lvs_processes,
-                         lvs_real_servers, lvs_role_of)
+from lvs_compare import (
+    AnsibleFilterError,
+    FilterModule,
+    lvs_clock_note,
+    lvs_clock_offsets,
+    lvs_collect_command,
+    lvs_host_results,
+    lvs_load_window,
+    lvs_loads,
+    lvs_point_seconds,
+    lvs_processes,
+    lvs_real_servers,
+    lvs_role_of,
+)
 
 GROUPS = {"lvs_director": ["d"], "lvs_real_servers": ["w1", "w2"], "lvs_clients": ["c1", "c2"], "other": ["x"]}
 

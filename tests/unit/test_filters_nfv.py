@@ -7,12 +7,12 @@ import glob
 import json
 import os
 
-import pytest
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
-from testbed_sweep import sweep_plan
+import pytest
 from ansible.errors import AnsibleFilterError
 from conftest import FIXTURES
+from testbed_sweep import sweep_plan
 
 STUDY = [{"name": "baseline", "hops": []},
          {"name": "1-vnf", "hops": ["firewall"]},

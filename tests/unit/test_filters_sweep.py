@@ -1,7 +1,15 @@
 """The sweep skeleton's arithmetic (filter_plugins/testbed_sweep.py)."""
 import pytest
-from testbed_sweep import (AnsibleFilterError, FilterModule, delta_seconds, sweep_overhead, sweep_plan, sweep_progress,
-                           sweep_result_lines, sweep_segments)
+from testbed_sweep import (
+    AnsibleFilterError,
+    FilterModule,
+    delta_seconds,
+    sweep_overhead,
+    sweep_plan,
+    sweep_progress,
+    sweep_result_lines,
+    sweep_segments,
+)
 
 
 def test_interleaved_plan_is_repetition_then_variant_then_grid():

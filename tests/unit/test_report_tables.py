@@ -9,9 +9,9 @@ import json
 import os
 import shutil
 
-import pytest
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
+import pytest
 import testbed_report as report
 from conftest import FIXTURES
 
