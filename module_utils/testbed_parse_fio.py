@@ -19,6 +19,11 @@ Pure function ``parse(text, source="<content>")``; see docs/architecture.md.
   metrics, not zeros.
 * fio 2.x latency keys in µs (``clat``) and ``io_bytes`` in KiB (<= 2.20, no
   ``io_kbytes``) are recognised by key presence.
+* fio <= 2.1 prints neither ``N`` nor ``total_ios``: one job's latencies are
+  exact; several jobs are pooled with each job's I/O count estimated as
+  iops x runtime (warning naming the version); ``total_ios`` is null with a
+  warning.  Before 3.20 (no ``N``) an all-zero latency block (slat of sync
+  engines) is null with a warning, not 0.  Versions: docs/parsers.md.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -161,10 +166,10 @@ def _direction_summary(reader, job, index, name, result):
                 value = reader.number(block, stat, lpath)
                 entry[stat] = None if value is None else value / scale
             if n is None and entry["min"] == 0 and entry["max"] == 0 and not entry["mean"]:
-                # fio 2.x (no N): an all-zero block means nothing was sampled (slat of sync engines)
+                # before fio 3.20 (no N) an all-zero block means nothing was sampled (slat of sync engines)
                 entry.update(n=None, mean=None, stddev=None, min=None, max=None)
-                warn(result, "%s.%s is all zeros without a sample count (fio 2.x: nothing was sampled): "
-                     "%s_%s metrics are null, not 0" % (name, lat, name, lat))
+                warn(result, "%s.%s is all zeros without a sample count (fio < 3.20 prints no N; nothing was "
+                     "sampled): %s_%s metrics are null, not 0" % (name, lat, name, lat))
             elif entry["n"] == 0:
                 entry.update(mean=None, stddev=None, min=None, max=None)
             elif entry["n"] is None:

@@ -396,3 +396,23 @@ def test_fio2_json_plus_bucket_indexes_are_not_taken_for_latencies():
     result = parse(json.dumps(doc))
     assert 300 < result["metrics"]["read_clat_p99_us"] < 520  # the per-job percentiles, not index 250 or 1215
     assert any("fio 2.x bucket indexes" in w and "fio-2.1.11" in w for w in result["warnings"])
+
+
+def test_fio3_before_3_20_without_n_weights_by_total_ios():
+    # fio 3.0-3.19 print *_ns blocks without "N" (stat.c before fio-3.20): total_ios is the weight
+    doc = _doc("randread_numjobs2_io_uring.json")
+    for job in doc["jobs"]:
+        for direction in ("read", "write", "trim"):
+            for block in ("slat_ns", "clat_ns", "lat_ns"):
+                job[direction][block].pop("N", None)
+    doc["jobs"][0]["read"]["slat_ns"].update(min=0, max=0, mean=0.0, stddev=0.0)
+    doc["jobs"][1]["read"]["slat_ns"].update(min=0, max=0, mean=0.0, stddev=0.0)
+    result = parse(json.dumps(doc))
+    reference = _parse("randread_numjobs2_io_uring.json")["metrics"]
+    m = result["metrics"]
+    for key in ("read_clat_mean_us", "read_clat_stddev_us", "read_clat_min_us", "read_clat_max_us",
+                "read_lat_mean_us", "read_total_ios"):
+        assert m[key] == pytest.approx(reference[key], rel=1e-9), key
+    assert m["read_slat_mean_us"] is None
+    assert any(w.startswith("read.slat is all zeros without a sample count (fio < 3.20")
+               for w in result["warnings"])
