@@ -162,6 +162,9 @@ def parse(text, source="<content>"):
     if version and version.startswith("0."):
         raise ParseError(TOOL, source, "sysbench %s output (0.4/0.5 format) is not supported; use sysbench 1.x"
                          % version)
+    if re.search(r"^\s+per-request statistics:\s*$|^\s+total time taken by event execution:", text, re.MULTILINE):
+        raise ParseError(TOOL, source, "this is a sysbench 0.4/0.5 report ('per-request statistics:'), which is "
+                                       "not supported; use sysbench 1.x")
     general = list(re.finditer(GENERAL, text, re.MULTILINE))
     fileio_11 = list(re.finditer(FILEIO_11_HEADER, text, re.MULTILINE))
     if not general and not fileio_11:

@@ -416,3 +416,12 @@ def test_fio3_before_3_20_without_n_weights_by_total_ios():
     assert m["read_slat_mean_us"] is None
     assert any(w.startswith("read.slat is all zeros without a sample count (fio < 3.20")
                for w in result["warnings"])
+
+
+def test_fio21_with_error_lines_before_the_json():
+    text = "fio: pid=4242, err=5/file:io_u.c:1747, func=io_u error, error=Input/output error\n" + read_fixture(
+        "fio", "v2111_randread_single_job.json")
+    result = parse(text)
+    assert result["metrics"]["read_clat_mean_us"] == 255.34
+    assert result["details"]["diagnostics"][0].startswith("fio: pid=4242")
+    assert any("skipped 1 non-JSON line" in w for w in result["warnings"])

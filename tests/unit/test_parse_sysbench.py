@@ -334,3 +334,15 @@ def test_module_byte_order_mark_and_v11_fileio_warning():
     failed, result = run_module(sysbench_parse, {"src": fixture_path("sysbench", "v11_fileio_rndrw_t4.txt")})
     assert failed is False and result["metrics"]["total_events"] is None
     assert "1.1.0-df89d34" in result["ansible_facts"]["sysbench"]["warnings"][0]
+
+
+def test_old_format_without_banner_rejected():
+    # the 0.4/0.5 common block (sysbench/sb_logger.c of that code base, e.g. commit 80df3b3^): no "Latency (ms):"
+    text = ("General statistics:\n"
+            "    total time:                          10.0012s\n"
+            "    total number of events:              10000\n"
+            "    total time taken by event execution: 9.9964\n"
+            "    per-request statistics:\n"
+            "         min:                                  0.87ms\n")
+    with pytest.raises(ParseError, match="0.4/0.5"):
+        parse(text)
