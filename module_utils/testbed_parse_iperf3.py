@@ -139,6 +139,9 @@ def parse(text, source="<content>"):
         raise ParseError(TOOL, source, "JSON document is not an iperf3 -J report (no start/end keys)")
 
     start = document.get("start") or {}
+    if isinstance(start, dict) and "accepted_connection" in start and "connecting_to" not in start:
+        raise ParseError(TOOL, source, "this is the iperf3 server's JSON (start.accepted_connection, iperf3 -s -J), "
+                                       "which is not supported; parse the client's iperf3 -c ... -J output")
     end = document.get("end")
     if not isinstance(end, dict):
         end = {}

@@ -377,3 +377,11 @@ def test_sctp_layout_nulls_are_explained():
 def test_current_fixtures_keep_printed_sender_flag():
     assert _parse("tcp_3s.json")["details"]["stream_sender_flag"] == "printed"
     assert _parse("tcp_3s_P4.json")["warnings"] == []
+
+
+def test_server_side_json_is_refused():
+    # the server writes start.accepted_connection instead of start.connecting_to (iperf_api.c, 3.0.11 to 3.19)
+    doc = _doc("tcp_3s.json")
+    doc["start"]["accepted_connection"] = doc["start"].pop("connecting_to")
+    with pytest.raises(ParseError, match="iperf3 server's JSON"):
+        parse(json.dumps(doc))
