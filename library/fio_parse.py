@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 module: fio_parse
 short_description: Parse fio JSON (json or json+) output into metrics and a validity verdict
 description:
-  - Parses the document C(fio --output-format=json) or C(json+) prints (fio 2.0 to 3.x; captured with 3.33, a
+  - Parses the document C(fio --output-format=json) or C(json+) prints (fio 2.0.10, the first with JSON output, to 3.x; captured with 3.33, a
     published fio-2.1.11 output among the fixtures; every version and variant is listed in docs/parsers.md).
   - "Lines before the document (C(fio: pid=..., err=...)) are skipped with a warning and kept in
     RV(details.diagnostics); the document starts at the first line that is exactly C({)."
