@@ -135,7 +135,7 @@ def parse(text, source="<content>", stderr=None):
     else:
         # Without an rtt line (no reply, or no timestamps) iputils prints "pipe N" and
         # "ipg/ewma" on a line of their own right after the summary; iputils before
-        # s20121221 started that line with ", " ("\n, pipe 3").
+        # commit 964d077 (2010, first in s20100214) started that line with ", ".
         lines = after.split("\n")
         own_line = lines[1].strip() if len(lines) > 1 else ""
         if re.match(r"^(?:,\s*)?(?:pipe %s|ipg/ewma )" % INT, own_line):
