@@ -12,7 +12,8 @@ DOCUMENTATION = r"""
 module: ab_parse
 short_description: Parse an ApacheBench (ab) report into metrics and a validity verdict
 description:
-  - Parses the report C(ab) 2.3 prints on stdout, run with C(LC_ALL=C). Keep stderr apart (progress lines and
+  - Parses the report C(ab) 2.3 prints on stdout (the ab of httpd 2.2.x and 2.4.x), run with C(LC_ALL=C).
+    Any other ab version banner (httpd 2.0's 2.0.40-dev) makes the module fail; see docs/parsers.md. Keep stderr apart (progress lines and
     APR errors go there) and pass it as O(stderr) so a failed run names ab's own message.
   - When ab hits an APR error (connection refused, timeout) its stdout stops at C(Benchmarking ... (be patient))
     and it exits with the APR status modulo 256 (111, 119...); the module then fails naming ab's message.

@@ -12,7 +12,8 @@ DOCUMENTATION = r"""
 module: fio_parse
 short_description: Parse fio JSON (json or json+) output into metrics and a validity verdict
 description:
-  - Parses the document C(fio --output-format=json) or C(json+) prints (fio 2.x and 3.x; captured with 3.33).
+  - Parses the document C(fio --output-format=json) or C(json+) prints (fio 2.0.10, the first with JSON output, to 3.x; captured with 3.33, a
+    published fio-2.1.11 output among the fixtures; every version and variant is listed in docs/parsers.md).
   - "Lines before the document (C(fio: pid=..., err=...)) are skipped with a warning and kept in
     RV(details.diagnostics); the document starts at the first line that is exactly C({)."
   - Several concatenated documents (C(--status-interval)) - the last complete one is used, with a warning.
@@ -28,6 +29,10 @@ description:
     job did any I/O at all the module fails with those errors.
   - fio 2.x keys (C(clat) in microseconds; C(io_bytes) in KiB without C(io_kbytes), up to 2.20) are recognised by
     key presence.
+  - fio 2.0/2.1 print neither C(N) nor C(total_ios) - one job's latencies are exact; several jobs are pooled with
+    each job's I/O count estimated as iops x runtime, with a warning naming the version; C(<dir>_total_ios) is
+    null with a warning. Before fio 3.20 (no C(N)) an all-zero latency block (slat of sync engines) is null with a
+    warning, not 0. fio 2.x json+ C(bins) (bucket indexes) are not merged.
 version_added: "1.0.0"
 author:
   - Infrastructure testbed contributors

@@ -12,7 +12,9 @@ DOCUMENTATION = r"""
 module: httperf_parse
 short_description: Parse an httperf report into metrics and a validity verdict
 description:
-  - Parses the plain-text report httperf (0.8/0.9.x) prints on stdout, run with C(LC_ALL=C).
+  - Parses the plain-text report httperf 0.9.x prints on stdout, run with C(LC_ALL=C) (0.9.0 captured, 0.9.1
+    checked in its source; 0.8 is believed to print the same lines but was not verified - httperf prints no
+    version to check; see docs/parsers.md).
   - Every line of httperf's report is required (C(Total:), rates, times, C(Reply status), C(CPU time),
     C(Net I/O) and both C(Errors:) lines); a report without them is truncated and makes the module fail.
   - Returns flat metrics with the unit in each name, a verdict O(valid) with the reasons, and warnings.

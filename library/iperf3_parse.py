@@ -12,11 +12,14 @@ DOCUMENTATION = r"""
 module: iperf3_parse
 short_description: Parse iperf3 -J (JSON) client output into metrics and a validity verdict
 description:
-  - Parses the JSON document C(iperf3 -c ... -J) prints on stdout (iperf3 3.2 and later; captured with 3.12).
+  - Parses the JSON document C(iperf3 -c ... -J) prints on stdout (iperf3 3.0 and later; captured with 3.12,
+    published 3.0.11 and 3.6 outputs among the fixtures; versions and variants in docs/parsers.md).
   - TCP throughput comes from C(end.sum_sent) and C(end.sum_received); UDP from the same blocks (iperf3 3.11+),
     else from C(end.sum) with a warning (it mixes sender bytes with receiver loss).
   - RTT and congestion window come from C(end.streams[].sender) of the streams this host sent on; the
-    receiving client of C(-R) has none, so they are null there.
+    receiving client of C(-R) has none, so they are null there. Before 3.7 (no per-stream C(sender) flag) the
+    client sent on every stream unless C(-R) was given; 3.0 reports no RTT/cwnd and SCTP no retransmits, RTT or
+    cwnd - null with a warning naming the version or protocol.
   - "Lines before the opening C({) line are skipped with a warning; text after the document that looks like
     C(iperf3: error - ...) makes the run invalid."
   - An C(error) key without an end summary (connection refused, server busy, bad server) makes the module fail

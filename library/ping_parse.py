@@ -13,7 +13,11 @@ module: ping_parse
 short_description: Parse the summary of ping (iputils, BusyBox) into loss and round-trip metrics
 description:
   - Parses the C(packets transmitted) summary and the C(rtt min/avg/max/mdev) line of iputils ping, run with
-    C(LC_ALL=C). The BusyBox/BSD C(round-trip min/avg/max[/stddev]) form is accepted too.
+    C(LC_ALL=C). The BusyBox, GNU inetutils and BSD C(round-trip min/avg/max[/stddev]) form is accepted too;
+    what such a ping does not print (mdev, total time) is null with a warning naming it (versions and variants
+    in docs/parsers.md).
+  - With no rtt line (no reply) iputils prints C(pipe N) on a line of its own (old iputils C(, pipe N)); it is read
+    from there too. iputils C(-j) (JSON) output makes the module fail.
   - C(+N duplicates), C(+N corrupted) and C(+N errors) are printed only when non-zero, so their absence is
     reported as 0. C(ipg/ewma) (with C(-A) or flood mode) fills RV(metrics.ipg_ms) and RV(metrics.ewma_ms).
   - 100 % loss is a complete report of a bad measurement, not a parse failure. It returns C(valid=false) with

@@ -21,6 +21,9 @@ description:
     found), usage text after a bad option) makes the module fail, quoting sockperf.
   - A complete report of a run that did not last its C(-t) time (C(Test end (interrupted by user))), that
     carries an C(ERROR:) line, or that dropped more than O(max_drop_pct) of its messages returns C(valid=false).
+  - sockperf 3.7 prints only avg and std-dev on its avg line; the statistics added in 3.8 (mean-ad, median-ad,
+    siqr, cv, std-error, confidence interval) are null there, with a warning naming the version (see
+    docs/parsers.md).
   - Times are in microseconds, as sockperf prints them. Without C(--full-rtt) sockperf halves each round trip;
     the C(rtt_*_us) metrics are always round trips (doubled back when needed), RV(metrics.statistic) says what
     the C(avg_us)/C(pNN_us) values are.

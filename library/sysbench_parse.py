@@ -12,11 +12,16 @@ DOCUMENTATION = r"""
 module: sysbench_parse
 short_description: Parse a sysbench 1.x report (cpu, memory, fileio, oltp) into metrics
 description:
-  - Parses the report sysbench 1.0/1.1 prints on stdout, run with C(LC_ALL=C).
+  - Parses the report sysbench 1.0/1.1 prints on stdout, run with C(LC_ALL=C) (versions and variants in
+    docs/parsers.md). 1.0 prints C(General statistics) and C(total time); 1.1 prints C(Throughput) with
+    C(events/s) and C(time elapsed) - both give the same metrics.
+  - "sysbench 1.1 fileio prints its own summary (C(read:  IOPS=...), C(write:), C(fsync:)) and neither the total
+    time, the event count nor the thread fairness; those metrics are null with a warning naming the version."
+  - A UTF-8 byte-order mark before the version line is ignored.
   - The test is detected from its result block (C(CPU speed), C(Total operations), C(File operations),
     C(SQL statistics) for every OLTP Lua test) and returned as RV(metrics.test).
   - sysbench reports errors as C(FATAL) lines on stdout (exit 1). Any C(FATAL) line, or a report without
-    C(General statistics), makes the module fail with sysbench's FATAL text (for example a fileio run without
+    C(General statistics) (1.0) or C(Throughput) (1.1), makes the module fail with sysbench's FATAL text (for example a fileio run without
     C(prepare), or an OLTP run against a missing table).
   - The latency percentile keeps the level sysbench printed, so the default gives RV(metrics.latency_p95_ms)
     and C(--percentile=99) gives C(latency_p99_ms); C(--percentile=0) gives no percentile metric.

@@ -5,7 +5,9 @@
 
 ``parse(text, source="<content>", stderr=None)`` returns the common parse
 result (see ``testbed_parse``).  Layout: apache/httpd ``support/ab.c``
-``output_results()``.  ab prints some lines only under conditions:
+``output_results()`` of httpd 2.2.x and 2.4.x (both "Version 2.3"; 2.2 says
+``Total POSTed``/``Total PUT`` where 2.4 says ``Total body sent``).  Other ab
+versions (httpd 2.0's 2.0.40-dev) are a ParseError; see docs/parsers.md.  ab prints some lines only under conditions:
 
 * ``(Connect: N, Receive: N, Length: N, Exceptions: N)`` only when
   ``Failed requests`` > 0: the ``failed_*`` breakdown is ``None`` otherwise.
@@ -57,7 +59,7 @@ ZERO_WHEN_ABSENT = (
 )
 NONE_WHEN_ABSENT = (
     ("keepalive_requests", r"^Keep-Alive requests:\s+(%s)\s*$" % INT, True),
-    ("total_body_sent_bytes", r"^Total (?:body sent|POSTed):\s+(%s)(?: bytes)?\s*$" % INT, True),
+    ("total_body_sent_bytes", r"^Total (?:body sent|POSTed|PUT):\s+(%s)(?: bytes)?\s*$" % INT, True),
     ("requests_per_s", r"^Requests per second:\s+(%s) \[#/sec\] \(mean\)\s*$" % NUM, False),
     ("time_per_request_ms", r"^Time per request:\s+(%s) \[ms\] \(mean\)\s*$" % NUM, False),
     ("time_per_request_all_ms", r"^Time per request:\s+(%s) \[ms\] \(mean, across all concurrent requests\)\s*$" % NUM,
@@ -175,6 +177,10 @@ def parse(text, source="<content>", stderr=None):
                                        "tool's output?) or cut before the results")
     if len(re.findall(COMPLETE, text, re.MULTILINE)) > 1:
         raise ParseError(TOOL, source, "holds several ab reports; give one report per parse")
+    banner = re.search(r"^This is ApacheBench, Version (\S+)", text, re.MULTILINE)
+    if banner and banner.group(1) != "2.3":
+        raise ParseError(TOOL, source, "ab version %s is not supported (the parser knows ab 2.3, shipped with httpd "
+                                       "2.2.x and 2.4.x; see docs/parsers.md)" % banner.group(1))
 
     result = new_result(TOOL, source)
     metrics = result["metrics"]

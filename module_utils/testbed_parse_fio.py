@@ -19,6 +19,11 @@ Pure function ``parse(text, source="<content>")``; see docs/architecture.md.
   metrics, not zeros.
 * fio 2.x latency keys in µs (``clat``) and ``io_bytes`` in KiB (<= 2.20, no
   ``io_kbytes``) are recognised by key presence.
+* fio <= 2.1 prints neither ``N`` nor ``total_ios``: one job's latencies are
+  exact; several jobs are pooled with each job's I/O count estimated as
+  iops x runtime (warning naming the version); ``total_ios`` is null with a
+  warning.  Before 3.20 (no ``N``) an all-zero latency block (slat of sync
+  engines) is null with a warning, not 0.  Versions: docs/parsers.md.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -95,8 +100,8 @@ def _percentile_value(block, wanted):
 def _numeric_bins(block):
     """json+ ``bins`` as a list of (value, count), or None if absent/old-style."""
     bins = block.get("bins") if isinstance(block, dict) else None
-    if not isinstance(bins, dict) or not bins or "FIO_IO_U_PLAT_NR" in block:
-        return None
+    if not isinstance(bins, dict) or not bins or "FIO_IO_U_PLAT_NR" in bins or "FIO_IO_U_PLAT_NR" in block:
+        return None  # fio 2.x json+: bucket indexes with FIO_IO_U_PLAT_* keys, not latency values
     out = []
     for key, count in bins.items():
         try:
@@ -151,7 +156,8 @@ def _direction_summary(reader, job, index, name, result):
     }
     for lat in ("clat", "lat", "slat"):
         block, scale, key = _lat_block(direction, lat)
-        entry = {"n": None, "mean": None, "stddev": None, "min": None, "max": None, "percentiles": {}, "bins": None}
+        entry = {"n": None, "n_estimated": False, "mean": None, "stddev": None, "min": None, "max": None,
+                 "percentiles": {}, "bins": None}
         if block is not None:
             lpath = "%s.%s" % (path, key)
             n = reader.number(block, "N", lpath, integer=True)
@@ -159,8 +165,21 @@ def _direction_summary(reader, job, index, name, result):
             for stat in ("mean", "stddev", "min", "max"):
                 value = reader.number(block, stat, lpath)
                 entry[stat] = None if value is None else value / scale
-            if entry["n"] == 0:
+            if n is None and entry["min"] == 0 and entry["max"] == 0 and not entry["mean"]:
+                # before fio 3.20 (no N) an all-zero block means nothing was sampled (slat of sync engines)
+                entry.update(n=None, mean=None, stddev=None, min=None, max=None)
+                warn(result, "%s.%s is all zeros without a sample count (fio < 3.20 prints no N; nothing was "
+                     "sampled): %s_%s metrics are null, not 0" % (name, lat, name, lat))
+            elif entry["n"] == 0:
                 entry.update(mean=None, stddev=None, min=None, max=None)
+            elif entry["n"] is None:
+                # fio <= 2.1 prints neither N nor total_ios.  Its iops is
+                # 1000 * total_io_u / runtime (integer), so iops * runtime / 1000
+                # gives the I/O count back to within one second's worth of I/Os:
+                # good enough as a relative weight when jobs are pooled.
+                iops, runtime = summary["iops"], summary["runtime_ms"]
+                entry["n"] = iops * runtime / 1000.0 if iops and runtime else 1.0
+                entry["n_estimated"] = True
             for label, pct in PERCENTILES:
                 value = _percentile_value(block, pct)
                 if value is not None:
@@ -169,17 +188,23 @@ def _direction_summary(reader, job, index, name, result):
             bins = _numeric_bins(block)
             if bins is not None:
                 entry["bins"] = [(value / scale, count) for value, count in bins]
+            elif isinstance(block.get("bins"), dict) and "FIO_IO_U_PLAT_NR" in block["bins"]:
+                entry["bins_old_style"] = True
         summary[lat] = entry
     return summary
 
 
-def _combine_latency(entries, result, direction, name):
+def _combine_latency(entries, result, direction, name, version=None):
     """Pool latency stats of several jobs (list of per-job entries)."""
     entries = [e for e in entries if e["n"] and e["mean"] is not None]
     out = {"mean": None, "stddev": None, "min": None, "max": None}
     out.update(dict.fromkeys(label for label, _pct in PERCENTILES))
     if not entries:
         return out
+    if len(entries) > 1 and any(e["n_estimated"] for e in entries):
+        warn(result, "%s prints neither N nor total_ios: %s latencies of %d jobs are pooled with each job's I/O "
+             "count estimated as iops x runtime (fio <= 2.1; use group_reporting for exact values)"
+             % (version or "this fio", direction, len(entries)))
     total = sum(e["n"] for e in entries)
     mean = sum(e["mean"] * e["n"] for e in entries) / total
     out["mean"] = mean
@@ -209,6 +234,9 @@ def _combine_latency(entries, result, direction, name):
             if have:
                 weight = sum(e["n"] for e in have)
                 out[label] = sum(e["percentiles"][label] * e["n"] for e in have) / weight
+        if any(e.get("bins_old_style") for e in entries):
+            warn(result, "the json+ bins of %s are fio 2.x bucket indexes (FIO_IO_U_PLAT_*), not latencies; "
+                 "they are not merged" % (version or "this fio"))
         if name == "clat" and any(e["percentiles"] for e in entries):
             warn(result, "%s %s percentiles of %d jobs are the N-weighted mean of per-job percentiles "
                  "(an approximation; use --output-format=json+ or group_reporting for exact values)"
@@ -292,13 +320,18 @@ def parse(text, source="<content>"):
                           io_bytes=total("io_bytes"), total_ios=total("total_ios"))
             runtimes = [s["runtime_ms"] for s in summaries if s["runtime_ms"] is not None]
             values["runtime_ms"] = max(runtimes) if runtimes else None
-            clat = _combine_latency([s["clat"] for s in summaries], result, name, "clat")
+            clat = _combine_latency([s["clat"] for s in summaries], result, name, "clat", version)
             values.update(clat_mean_us=clat["mean"], clat_stddev_us=clat["stddev"],
                           clat_min_us=clat["min"], clat_max_us=clat["max"])
             for label, _pct in PERCENTILES:
                 values["clat_%s_us" % label] = clat[label]
-            values["lat_mean_us"] = _combine_latency([s["lat"] for s in summaries], result, name, "lat")["mean"]
-            values["slat_mean_us"] = _combine_latency([s["slat"] for s in summaries], result, name, "slat")["mean"]
+            values["lat_mean_us"] = _combine_latency([s["lat"] for s in summaries], result, name, "lat",
+                                                     version)["mean"]
+            values["slat_mean_us"] = _combine_latency([s["slat"] for s in summaries], result, name, "slat",
+                                                      version)["mean"]
+            if values["total_ios"] is None:
+                warn(result, "%s_total_ios is null: %s does not print total_ios (added in fio 2.2)"
+                     % (name, version or "this fio"))
             active_groups = set(job.get("groupid", 0) for job, _summary in active)
             if len(active_groups) > 1:
                 warn(result, "%s jobs of %d reporting groups (stonewall) ran one after another; their iops and "

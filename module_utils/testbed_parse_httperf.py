@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parser for the plain-text report of httperf (0.8 / 0.9.x, ``LC_ALL=C``).
+"""Parser for the plain-text report of httperf (0.9.x; 0.8 unverified, see docs/parsers.md; ``LC_ALL=C``).
 
 ``parse(text, source="<content>", requested_rate=None, min_rate_ratio=0.9,
 max_client_cpu_pct=95.0, max_error_pct=1.0)`` returns the common parse result

@@ -5,14 +5,18 @@
 
 Pure function ``parse(text, source="<content>")``; see docs/architecture.md.
 
-What is read (iperf3 3.2 and later; 3.12 captured in tests/fixtures/iperf3):
+What is read (iperf3 3.0 and later; 3.12 captured in tests/fixtures/iperf3, 3.0.11
+and 3.6 published outputs beside them; versions and variants in docs/parsers.md):
 
 * TCP throughput from ``end.sum_sent`` / ``end.sum_received`` (bits/s and bytes),
   retransmits from ``end.sum_sent.retransmits``;
 * UDP from ``end.sum_sent`` / ``end.sum_received`` (3.11+), else ``end.sum``
   (which mixes sender bytes with receiver loss; a warning says so);
 * RTT and congestion window from ``end.streams[].sender`` of the streams this
-  host sent on (zero/absent on the receiving side of ``-R``: null);
+  host sent on (zero/absent on the receiving side of ``-R``: null).  The
+  per-stream ``sender`` flag exists from 3.7; before it the client sent on every
+  stream unless ``-R`` was given.  3.0 reports no RTT/cwnd at all (null, with a
+  warning naming the version);
 * CPU from ``end.cpu_utilization_percent``;
 * the per-interval series from ``intervals[].sum`` (omitted intervals skipped).
 
@@ -135,6 +139,9 @@ def parse(text, source="<content>"):
         raise ParseError(TOOL, source, "JSON document is not an iperf3 -J report (no start/end keys)")
 
     start = document.get("start") or {}
+    if isinstance(start, dict) and "accepted_connection" in start and "connecting_to" not in start:
+        raise ParseError(TOOL, source, "this is the iperf3 server's JSON (start.accepted_connection, iperf3 -s -J), "
+                                       "which is not supported; parse the client's iperf3 -c ... -J output")
     end = document.get("end")
     if not isinstance(end, dict):
         end = {}
@@ -152,6 +159,7 @@ def parse(text, source="<content>"):
 
     test_start = start.get("test_start") or {}
     version = start.get("version")
+    label = "iperf3 %s" % str(version).replace("iperf ", "", 1) if version else None
     details["version"] = version
     details["duration_configured_s"] = reader.number(test_start, "duration", "start.test_start")
     connecting = start.get("connecting_to")
@@ -200,6 +208,10 @@ def parse(text, source="<content>"):
     metrics["sent_bps"] = reader.number(sent, "bits_per_second", sent_path) if sent else None
     metrics["received_bps"] = reader.number(received, "bits_per_second", received_path) if received else None
     metrics["retransmits"] = None if udp or not sent else _counter(reader, sent, "retransmits", sent_path)
+    if not udp and sent and "retransmits" not in sent:
+        warn(result, "retransmits is null: %s printed no retransmit count in %s (%s%s)" % (
+            label or "iperf3", sent_path, protocol,
+            ", which has none" if protocol == "SCTP" else "; no TCP_INFO on the sending host?"))
 
     cpu = end.get("cpu_utilization_percent") or {}
     for side in ("host", "remote"):
@@ -212,7 +224,22 @@ def parse(text, source="<content>"):
         for part, value in values.items():
             metrics["%s_cpu_%s_pct" % (side, part)] = value
 
-    # Per-stream details; RTT/cwnd from the streams this host sent on.
+    # Per-stream details; RTT/cwnd from the streams this host sent on.  3.7 added a
+    # "sender" flag to each stream block; before it (no --bidir yet) the client sent on
+    # every stream unless -R was given.
+    tcp_blocks = [s.get("sender") for s in streams_list if isinstance(s, dict) and "udp" not in s]
+    tcp_blocks = [b for b in tcp_blocks if isinstance(b, dict)]
+    flag_missing = bool(tcp_blocks) and not any("sender" in b for b in tcp_blocks)
+    details["stream_sender_flag"] = "inferred" if flag_missing else "printed"
+    if flag_missing and reverse:
+        warn(result, "RTT and congestion window are null: with -R this host only received, and %s (before 3.7, "
+             "no per-stream sender flag) measures them on the sending side only" % (label or "iperf3 < 3.7"))
+    elif protocol == "SCTP":
+        warn(result, "RTT and congestion window are null: iperf3 reports them for TCP only, not SCTP")
+    elif not reverse and tcp_blocks and protocol == "TCP" and not any(
+            "max_snd_cwnd" in b or "mean_rtt" in b for b in tcp_blocks):
+        warn(result, "RTT and congestion window are null: %s does not report them (added in iperf3 3.1)"
+             % (label or "this iperf3"))
     rtt_weighted = rtt_weight = 0.0
     rtt_min = rtt_max = cwnd_max = None
     stream_details = []
@@ -235,9 +262,10 @@ def parse(text, source="<content>"):
         else:
             snd = stream.get("sender") or {}
             rcv = stream.get("receiver") or {}
+            local_sender = snd.get("sender") if "sender" in snd else (not reverse if flag_missing else None)
             entry.update(
                 socket=snd.get("socket", rcv.get("socket")),
-                local_sender=snd.get("sender"),
+                local_sender=local_sender,
                 sent_bytes=reader.number(snd, "bytes", path + ".sender", integer=True),
                 sent_bps=reader.number(snd, "bits_per_second", path + ".sender"),
                 received_bytes=reader.number(rcv, "bytes", path + ".receiver", integer=True),
@@ -248,14 +276,14 @@ def parse(text, source="<content>"):
             min_rtt = reader.number(snd, "min_rtt", path + ".sender")
             max_rtt = reader.number(snd, "max_rtt", path + ".sender")
             cwnd = reader.number(snd, "max_snd_cwnd", path + ".sender")
-            if snd.get("sender") is True and mean_rtt:
+            if local_sender is True and mean_rtt:
                 weight = entry["sent_bytes"] or 1
                 rtt_weighted += mean_rtt * weight
                 rtt_weight += weight
                 rtt_min = min_rtt if rtt_min is None else min(rtt_min, min_rtt)
                 rtt_max = max_rtt if rtt_max is None else max(rtt_max, max_rtt)
                 entry.update(mean_rtt_us=mean_rtt, min_rtt_us=min_rtt, max_rtt_us=max_rtt)
-            if snd.get("sender") is True and cwnd:
+            if local_sender is True and cwnd:
                 cwnd_max = cwnd if cwnd_max is None else max(cwnd_max, cwnd)
                 entry["max_snd_cwnd_bytes"] = cwnd
         stream_details.append(entry)

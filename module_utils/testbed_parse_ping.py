@@ -11,7 +11,13 @@ name the hard error when stdout holds no summary.  Layout: iputils ``ping/ping_c
     rtt min/avg/max/mdev = a/b/c/d ms[, pipe N][, ipg/ewma x/y ms]
 
 BusyBox prints ``N packets received`` and ``round-trip min/avg/max = a/b/c ms``
-(no mdev, no time); BSD/macOS ``round-trip min/avg/max/stddev``.
+(no mdev, no time); GNU inetutils and BSD/macOS ``round-trip min/avg/max/stddev``
+(no time).  A value that flavour does not print is null with a warning naming it
+(``details.flavour``).  Versions and variants: docs/parsers.md.
+
+* With no rtt line (no reply, or no timestamps) iputils prints ``pipe N`` and
+  ``ipg/ewma`` on a line of their own (old iputils: ``, pipe N``); they are read
+  from there too.
 
 * ``duplicates``, ``corrupted`` and ``errors`` are printed only when non-zero,
   so their absence means 0.
@@ -77,6 +83,9 @@ def parse(text, source="<content>", stderr=None):
         message = _hard_error(text + "\n" + (stderr or ""))
         if message:
             raise ParseError(TOOL, source, "no 'packets transmitted' summary; ping said: %s" % message)
+        if re.search(r'^\{.*"transmitted": ', text, re.MULTILINE):
+            raise ParseError(TOOL, source, "this is iputils ping -j (JSON) output, which is not supported; run ping "
+                                           "without -j (plain text summary)")
         if re.search(r"^Usage\s*$|^usage: ping", text, re.MULTILINE):
             raise ParseError(TOOL, source, "this is ping's usage text (bad option?), not a report")
         if re.search(r"^PING ", text, re.MULTILINE):
@@ -112,22 +121,49 @@ def parse(text, source="<content>", stderr=None):
     metrics["packet_loss_pct"] = found["packet_loss_pct"]
     metrics["time_ms"] = found.get("time_ms")
 
-    rtt = re.search(RTT, text[summary.end():], re.MULTILINE)
+    after = text[summary.end():]
+    rtt = re.search(RTT, after, re.MULTILINE)
     for name in ("rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms"):
         value = rtt.group(name) if rtt else None
         metrics[name] = None if value is None else to_number(value, TOOL, source, name)
     metrics["ipg_ms"] = metrics["ewma_ms"] = None
     metrics["pipe"] = None
+    suffix = ""
     if rtt:
         details["rtt_spread"] = rtt.group("spread_name")
         suffix = rtt.group("suffix")
-        ipg = re.search(r"ipg/ewma (%s)/(%s) ms" % (NUM, NUM), suffix)
-        if ipg:
-            metrics["ipg_ms"] = to_number(ipg.group(1), TOOL, source, "ipg_ms")
-            metrics["ewma_ms"] = to_number(ipg.group(2), TOOL, source, "ewma_ms")
-        pipe = re.search(r"pipe (%s)" % INT, suffix)
-        if pipe:
-            metrics["pipe"] = to_number(pipe.group(1), TOOL, source, "pipe", integer=True)
+    else:
+        # Without an rtt line (no reply, or no timestamps) iputils prints "pipe N" and
+        # "ipg/ewma" on a line of their own right after the summary; iputils before
+        # commit 964d077 (2010, first in s20100214) started that line with ", ".
+        lines = after.split("\n")
+        own_line = lines[1].strip() if len(lines) > 1 else ""
+        if re.match(r"^(?:,\s*)?(?:pipe %s|ipg/ewma )" % INT, own_line):
+            suffix = own_line
+    ipg = re.search(r"ipg/ewma (%s)/(%s) ms" % (NUM, NUM), suffix)
+    if ipg:
+        metrics["ipg_ms"] = to_number(ipg.group(1), TOOL, source, "ipg_ms")
+        metrics["ewma_ms"] = to_number(ipg.group(2), TOOL, source, "ewma_ms")
+    pipe = re.search(r"(?:^|,\s*)pipe (%s)" % INT, suffix)
+    if pipe:
+        metrics["pipe"] = to_number(pipe.group(1), TOOL, source, "pipe", integer=True)
+
+    # Which ping printed this: iputils says "N received", BusyBox, GNU inetutils and
+    # the BSDs "N packets received"; BusyBox has no spread after min/avg/max.
+    iputils = re.search(r", \d+ received(?:,|$)", summary.group(0)) is not None
+    if iputils:
+        flavour = "iputils"
+    elif rtt and rtt.group("spread_name") is None:
+        flavour = "BusyBox"
+    elif rtt:
+        flavour = "inetutils/BSD"
+    else:
+        flavour = "BusyBox/inetutils/BSD"
+    details["flavour"] = flavour
+    if metrics["time_ms"] is None and not iputils:
+        warn(result, "time_ms is null: %s ping prints no total time on its summary line" % flavour)
+    if rtt and metrics["rtt_mdev_ms"] is None:
+        warn(result, "rtt_mdev_ms is null: %s ping prints round-trip min/avg/max without mdev/stddev" % flavour)
 
     header = re.search(r"^PING (?P<target>\S+) \((?P<address>[^)]+)\)", text, re.MULTILINE)
     details["target"] = header.group("target") if header else None

@@ -223,6 +223,12 @@ def parse(text, source="<content>", max_drop_pct=1.0):
              % (len(servers), first))
     details["servers"] = dict((str(k), v) for k, v in sorted(servers.items()))
     metrics.update(stats)
+    missing = [name for name in ("mean_ad_us", "median_ad_us", "siqr_us", "std_error_us", "cv", "ci_level_pct",
+                                 "ci_low_us", "ci_high_us") if stats[name] is None]
+    if missing:
+        warn(result, "%s are null: sockperf %s prints only avg and std-dev on its avg line (mean-ad, median-ad, "
+             "siqr, cv, std-error and the confidence interval came in sockperf 3.8)"
+             % (", ".join(missing), details["version"] or "(version not printed)"))
 
     # Round trips, whatever sockperf printed (it halves each round trip without --full-rtt).
     factor = 1 if stats["statistic"] == "round-trip" else 2

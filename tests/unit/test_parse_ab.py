@@ -241,3 +241,32 @@ def test_module_invalid_measurement_succeeds():
     assert failed is False
     assert result["valid"] is False
     assert "raw" not in result["ansible_facts"]["ab"]
+
+
+# ---------------------------------------------------------------------------
+# httpd 2.2's ab 2.3 (published output) and other ab versions
+# ---------------------------------------------------------------------------
+
+def test_httpd22_total_posted_and_sent_rates():
+    result = parse(read_fixture("ab", "httpd22_total_posted.txt"), source="httpd22")
+    m = result["metrics"]
+    assert (m["concurrency"], m["complete_requests"], m["failed_requests"], m["time_taken_s"]) == (
+        10000, 10000, 0, 13.323)
+    assert m["total_body_sent_bytes"] == 1594670  # "Total POSTed:" of httpd 2.2 (2.4: "Total body sent:")
+    assert (m["requests_per_s"], m["transfer_rate_kb_s"], m["sent_kb_s"], m["total_kb_s"]) == (
+        750.58, 120.21, 116.89, 237.10)
+    assert (m["connect_mean_ms"], m["connect_sd_ms"], m["waiting_median_ms"], m["total_max_ms"]) == (
+        1653, 2119.5, 469, 11185)
+    assert (m["p50_ms"], m["p99_ms"], m["p100_ms"]) == (1797, 7952, 11185)
+    assert result["valid"] is True and result["warnings"] == []
+
+
+def test_httpd22_total_put():
+    text = read_fixture("ab", "httpd22_total_posted.txt").replace("Total POSTed:     ", "Total PUT:        ")
+    assert parse(text)["metrics"]["total_body_sent_bytes"] == 1594670
+
+
+def test_other_ab_versions_are_refused():
+    text = read_fixture("ab", "normal_n2000.txt").replace("Version 2.3 ", "Version 2.0.40-dev ")
+    with pytest.raises(ParseError, match="ab version 2.0.40-dev is not supported"):
+        parse(text)

@@ -334,3 +334,94 @@ def test_module_failure_names_tool_and_source():
     failed, result = run_module(fio_parse, {"src": src})
     assert failed is True
     assert result["msg"].startswith("fio output %s: no job did any I/O" % src)
+
+
+# ---------------------------------------------------------------------------
+# fio 2.1 (published output, see the fixture README): no N, no total_ios
+# ---------------------------------------------------------------------------
+
+def test_fio21_single_job_latencies_are_read():
+    result = _parse("v2111_randread_single_job.json")
+    m = result["metrics"]
+    assert m["fio_version"] == "fio-2.1.11" and m["jobs"] == 1
+    assert (m["read_iops"], m["read_bw_kib_s"], m["read_runtime_ms"]) == (5, 21, 2127550)
+    assert m["read_io_bytes"] == 44920 * 1024
+    assert (m["read_clat_mean_us"], m["read_clat_stddev_us"], m["read_clat_min_us"], m["read_clat_max_us"]) == (
+        255.34, 94.40, 53, 6329)
+    assert (m["read_clat_p50_us"], m["read_clat_p90_us"], m["read_clat_p95_us"], m["read_clat_p99_us"],
+            m["read_clat_p999_us"]) == (243, 318, 370, 506, 812)
+    assert m["read_lat_mean_us"] == 255.56
+    # not printed by 2.1: null, each with a warning naming the version or the reason
+    assert m["read_total_ios"] is None
+    assert "read_total_ios is null: fio-2.1.11 does not print total_ios (added in fio 2.2)" in result["warnings"]
+    assert m["read_slat_mean_us"] is None  # an all-zero slat block (sync engine): not 0
+    assert any(w.startswith("read.slat is all zeros without a sample count") for w in result["warnings"])
+    assert not any("pooled" in w for w in result["warnings"])  # one job: nothing estimated
+    assert result["valid"] is True
+    _assert_idle(m, "write")
+    _assert_idle(m, "trim")
+
+
+def test_fio21_four_jobs_are_pooled_with_estimated_counts():
+    result = _parse("v2111_randread_numjobs4.json")
+    jobs = [job["read"] for job in json.loads(read_fixture("fio", "v2111_randread_numjobs4.json"))["jobs"]]
+    m = result["metrics"]
+    assert m["jobs"] == 4
+    assert m["read_iops"] == sum(j["iops"] for j in jobs) == 20
+    assert m["read_io_bytes"] == sum(j["io_bytes"] for j in jobs) * 1024
+    assert m["read_runtime_ms"] == max(j["runtime"] for j in jobs)
+    weights = [j["iops"] * j["runtime"] / 1000.0 for j in jobs]
+    mean = sum(w * j["clat"]["mean"] for w, j in zip(weights, jobs)) / sum(weights)
+    assert m["read_clat_mean_us"] == pytest.approx(mean, rel=1e-12)
+    assert min(j["clat"]["mean"] for j in jobs) <= m["read_clat_mean_us"] <= max(j["clat"]["mean"] for j in jobs)
+    assert m["read_clat_min_us"] == 53 and m["read_clat_max_us"] == 6329
+    within = sum((w - 1) * j["clat"]["stddev"] ** 2 for w, j in zip(weights, jobs))
+    between = sum(w * (j["clat"]["mean"] - mean) ** 2 for w, j in zip(weights, jobs))
+    assert m["read_clat_stddev_us"] == pytest.approx(math.sqrt((within + between) / (sum(weights) - 1)))
+    assert m["read_clat_p99_us"] == pytest.approx(
+        sum(w * j["clat"]["percentile"]["99.000000"] for w, j in zip(weights, jobs)) / sum(weights))
+    assert m["read_total_ios"] is None and m["read_slat_mean_us"] is None
+    assert any("fio-2.1.11 prints neither N nor total_ios: read latencies of 4 jobs" in w for w in result["warnings"])
+    assert any("N-weighted mean of per-job percentiles" in w for w in result["warnings"])
+
+
+def test_fio2_json_plus_bucket_indexes_are_not_taken_for_latencies():
+    # fio 2.5-2.99 json+ writes clat.bins as bucket indexes plus FIO_IO_U_PLAT_* keys (stat.c, fio-2.15)
+    doc = json.loads(read_fixture("fio", "v2111_randread_numjobs4.json"))
+    for job in doc["jobs"]:
+        bins = dict((str(i), 0) for i in range(1216))
+        bins["250"] = 1000
+        bins.update(FIO_IO_U_PLAT_BITS=6, FIO_IO_U_PLAT_VAL=64, FIO_IO_U_PLAT_NR=1216)
+        job["read"]["clat"]["bins"] = bins
+    result = parse(json.dumps(doc))
+    assert 300 < result["metrics"]["read_clat_p99_us"] < 520  # the per-job percentiles, not index 250 or 1215
+    assert any("fio 2.x bucket indexes" in w and "fio-2.1.11" in w for w in result["warnings"])
+
+
+def test_fio3_before_3_20_without_n_weights_by_total_ios():
+    # fio 3.0-3.19 print *_ns blocks without "N" (stat.c before fio-3.20): total_ios is the weight
+    doc = _doc("randread_numjobs2_io_uring.json")
+    for job in doc["jobs"]:
+        for direction in ("read", "write", "trim"):
+            for block in ("slat_ns", "clat_ns", "lat_ns"):
+                job[direction][block].pop("N", None)
+    doc["jobs"][0]["read"]["slat_ns"].update(min=0, max=0, mean=0.0, stddev=0.0)
+    doc["jobs"][1]["read"]["slat_ns"].update(min=0, max=0, mean=0.0, stddev=0.0)
+    result = parse(json.dumps(doc))
+    reference = _parse("randread_numjobs2_io_uring.json")["metrics"]
+    m = result["metrics"]
+    for key in ("read_clat_mean_us", "read_clat_stddev_us", "read_clat_min_us", "read_clat_max_us",
+                "read_lat_mean_us", "read_total_ios"):
+        assert m[key] == pytest.approx(reference[key], rel=1e-9), key
+    assert m["read_slat_mean_us"] is None
+    assert any(w.startswith("read.slat is all zeros without a sample count (fio < 3.20")
+               for w in result["warnings"])
+
+
+def test_fio21_with_error_lines_before_the_json():
+    text = "fio: pid=4242, err=5/file:io_u.c:1747, func=io_u error, error=Input/output error\n" + read_fixture(
+        "fio", "v2111_randread_single_job.json")
+    result = parse(text)
+    assert result["metrics"]["read_clat_mean_us"] == 255.34
+    assert result["details"]["diagnostics"][0].startswith("fio: pid=4242")
+    assert any("skipped 1 non-JSON line" in w for w in result["warnings"])

@@ -399,3 +399,17 @@ def test_module_bad_option_value():
                                                 "min_rate_ratio": 2})
     assert failed is True
     assert "min_rate_ratio" in result["msg"]
+
+
+def test_periodic_stats_lines_of_httperf_091_are_ignored():
+    # httperf 0.9.1 (git master) with --periodic-stats prints "[T s] 200=N, 302=N" lines during the run
+    # and a "Periodic stats:" line after "Reply status" (src/stat/basic.c dump()); the report is the same
+    text = read_fixture("httperf", "normal_rate150.txt")
+    text = text.replace("Maximum connect burst length: 3\n",
+                        "Maximum connect burst length: 3\n[5.000000 s] 200=750, 302=0\n")
+    text = text.replace("Reply status: 1xx=0 2xx=2400 3xx=0 4xx=0 5xx=0\n\n",
+                        "Reply status: 1xx=0 2xx=2400 3xx=0 4xx=0 5xx=0\n\nPeriodic stats: 200=2400 302=0\n\n")
+    assert "Periodic stats" in text
+    result = parse(text)
+    assert result["metrics"] == parse(read_fixture("httperf", "normal_rate150.txt"))["metrics"]
+    assert result["valid"] is True

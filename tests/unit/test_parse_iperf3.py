@@ -303,3 +303,85 @@ def test_module_missing_file():
     failed, result = run_module(iperf3_parse, {"src": "/nonexistent/iperf3.json"})
     assert failed is True
     assert "iperf3 output /nonexistent/iperf3.json: cannot read src" in result["msg"]
+
+
+# ---------------------------------------------------------------------------
+# Older versions (published outputs, see the fixture README) and layouts taken
+# from iperf3's own source (src/iperf_api.c at the tag named in each test)
+# ---------------------------------------------------------------------------
+
+def test_v36_rtt_and_cwnd_without_the_per_stream_sender_flag():
+    # 3.6 has no "sender" flag in end.streams[] (it came in 3.7): this host sent (no -R)
+    result = _parse("v36_tcp_n.json")
+    m = result["metrics"]
+    assert "sender" not in _doc("v36_tcp_n.json")["end"]["streams"][0]["sender"]
+    assert (m["mean_rtt_us"], m["min_rtt_us"], m["max_rtt_us"]) == (139053, 138776, 139855)
+    assert m["max_snd_cwnd_bytes"] == 3994496
+    assert (m["sent_bytes"], m["received_bytes"], m["retransmits"]) == (210509696, 208654208, 437)
+    assert m["duration_s"] == 13.234713792800903
+    assert result["valid"] is True and result["warnings"] == []
+    assert result["details"]["stream_sender_flag"] == "inferred"
+    assert result["details"]["streams"][0]["local_sender"] is True
+
+
+def test_v36_layout_with_reverse_gives_null_rtt_with_a_warning():
+    # 3.6 -R: the client received; its "sender" block carries the local zeros (iperf_api.c 3.6, line ~2824)
+    doc = _doc("v36_tcp_n.json")
+    doc["start"]["test_start"]["reverse"] = 1
+    for key in ("max_snd_cwnd", "max_rtt", "min_rtt", "mean_rtt"):
+        doc["end"]["streams"][0]["sender"][key] = 0
+    result = parse(json.dumps(doc))
+    m = result["metrics"]
+    assert m["mean_rtt_us"] is None and m["min_rtt_us"] is None and m["max_snd_cwnd_bytes"] is None
+    assert any("iperf3 3.6 (before 3.7" in w for w in result["warnings"])
+    assert result["details"]["streams"][0]["local_sender"] is False
+
+
+def test_v36_reverse_never_takes_the_peer_numbers_as_local_rtt():
+    doc = _doc("v36_tcp_n.json")
+    doc["start"]["test_start"]["reverse"] = 1
+    assert parse(json.dumps(doc))["metrics"]["mean_rtt_us"] is None
+
+
+def test_v3011_no_rtt_or_cwnd_is_null_with_a_warning_naming_the_version():
+    result = _parse("v3011_tcp_5s.json")
+    m = result["metrics"]
+    assert (m["sent_bytes"], m["received_bytes"], m["retransmits"]) == (16245572, 15641924, 14)
+    assert (m["sent_bps"], m["received_bps"]) == (2.59925e+07, 2.50267e+07)
+    assert m["duration_s"] == 5.00008
+    assert m["interval_bps_min"] == 2.49496e+07 and m["interval_bps_max"] == 3.01563e+07
+    assert m["mean_rtt_us"] is None and m["max_snd_cwnd_bytes"] is None
+    assert result["warnings"] == [
+        "RTT and congestion window are null: iperf3 3.0.11 does not report them (added in iperf3 3.1)"]
+    assert result["valid"] is True
+
+
+def test_sctp_layout_nulls_are_explained():
+    # SCTP (3.1+): sender_has_retransmits is set for Ptcp only, so the sender blocks and sum_sent
+    # carry no retransmits, cwnd or RTT (iperf_api.c 3.12 iperf_print_results)
+    doc = _doc("tcp_3s.json")
+    doc["start"]["test_start"]["protocol"] = "SCTP"
+    for stream in doc["end"]["streams"]:
+        for key in ("retransmits", "max_snd_cwnd", "max_snd_wnd", "max_rtt", "min_rtt", "mean_rtt"):
+            stream["sender"].pop(key, None)
+    doc["end"]["sum_sent"].pop("retransmits")
+    result = parse(json.dumps(doc))
+    m = result["metrics"]
+    assert m["protocol"] == "SCTP"
+    assert m["retransmits"] is None and m["mean_rtt_us"] is None and m["max_snd_cwnd_bytes"] is None
+    assert m["sent_bytes"] == doc["end"]["sum_sent"]["bytes"]
+    assert any("not SCTP" in w for w in result["warnings"])
+    assert any(w.startswith("retransmits is null: iperf3 3.12") and "SCTP" in w for w in result["warnings"])
+
+
+def test_current_fixtures_keep_printed_sender_flag():
+    assert _parse("tcp_3s.json")["details"]["stream_sender_flag"] == "printed"
+    assert _parse("tcp_3s_P4.json")["warnings"] == []
+
+
+def test_server_side_json_is_refused():
+    # the server writes start.accepted_connection instead of start.connecting_to (iperf_api.c, 3.0.11 to 3.19)
+    doc = _doc("tcp_3s.json")
+    doc["start"]["accepted_connection"] = doc["start"].pop("connecting_to")
+    with pytest.raises(ParseError, match="iperf3 server's JSON"):
+        parse(json.dumps(doc))

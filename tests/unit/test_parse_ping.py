@@ -177,3 +177,69 @@ def test_module_hard_error_fails():
                                              "stderr": read_fixture("ping", "unreachable_fresh_netns.stderr")})
     assert failed is True
     assert result["msg"] == "ping output <content>: output is empty; ping said: ping: connect: Network is unreachable"
+
+
+# ---------------------------------------------------------------------------
+# Other pings and other iputils versions (published outputs, see the fixture README)
+# ---------------------------------------------------------------------------
+
+def test_pipe_on_its_own_line_when_no_reply():
+    result = _parse("pipe_own_line_no_reply.txt")
+    m = result["metrics"]
+    assert (m["transmitted"], m["received"], m["errors"], m["packet_loss_pct"], m["time_ms"]) == (5, 0, 3, 100.0,
+                                                                                                  3999.0)
+    assert m["pipe"] == 4
+    assert m["rtt_avg_ms"] is None and m["ipg_ms"] is None
+    assert result["valid"] is False and result["details"]["flavour"] == "iputils"
+
+
+def test_pipe_line_of_old_iputils_starts_with_a_comma():
+    m = _parse("pipe_comma_line_old_iputils.txt")["metrics"]
+    assert (m["transmitted"], m["received"], m["errors"], m["pipe"]) == (5, 0, 5, 3)
+
+
+def test_pipe_and_ipg_without_rtt_line():
+    # -s 8 (no timestamps) with -A: iputils prints "pipe N, ipg/ewma x/y ms" alone (ping_output.c)
+    text = read_fixture("ping", "small_s8_no_rtt.txt").rstrip("\n") + "\npipe 2, ipg/ewma 0.015/0.007 ms\n"
+    m = parse(text)["metrics"]
+    assert (m["pipe"], m["ipg_ms"], m["ewma_ms"]) == (2, 0.015, 0.007)
+
+
+def test_a_later_line_is_not_taken_for_the_pipe_line():
+    text = read_fixture("ping", "loss100_netns.txt").rstrip("\n") + "\n\nsomething else: pipe 9\n"
+    assert parse(text)["metrics"]["pipe"] is None
+
+
+def test_busybox_missing_fields_are_null_with_a_warning():
+    result = _parse("busybox_w4.txt")
+    m = result["metrics"]
+    assert (m["transmitted"], m["received"], m["packet_loss_pct"]) == (4, 4, 0.0)
+    assert (m["rtt_min_ms"], m["rtt_avg_ms"], m["rtt_max_ms"]) == (0.150, 0.182, 0.217)
+    assert m["rtt_mdev_ms"] is None and m["time_ms"] is None
+    assert result["valid"] is True and result["details"]["flavour"] == "BusyBox"
+    assert any("time_ms is null: BusyBox" in w for w in result["warnings"])
+    assert any("rtt_mdev_ms is null: BusyBox" in w for w in result["warnings"])
+    assert (result["details"]["target"], result["details"]["address"]) == ("container2.isolated_nw", "172.20.0.2")
+
+
+def test_busybox_total_loss():
+    result = _parse("busybox_loss100.txt")
+    assert (result["metrics"]["transmitted"], result["metrics"]["received"]) == (4, 0)
+    assert result["valid"] is False and "100 % packet loss" in result["reasons"][0]
+    assert any("time_ms is null" in w for w in result["warnings"])
+
+
+def test_inetutils_stddev_and_interrupt_echo():
+    result = _parse("inetutils_localhost.txt")
+    m = result["metrics"]
+    assert (m["transmitted"], m["received"]) == (3, 3)
+    assert (m["rtt_min_ms"], m["rtt_avg_ms"], m["rtt_max_ms"], m["rtt_mdev_ms"]) == (0.088, 0.091, 0.096, 0.0)
+    assert result["details"]["rtt_spread"] == "stddev" and result["details"]["flavour"] == "inetutils/BSD"
+    assert result["warnings"] == ["time_ms is null: inetutils/BSD ping prints no total time on its summary line"]
+
+
+def test_iputils_json_output_is_rejected():
+    text = ('{"host": "127.0.0.1", "transmitted": 1, "received": 1, "duplicates": 0, "corrupted": 0, '
+            '"errors": 0, "loss": 0}\n')
+    with pytest.raises(ParseError, match="ping -j"):
+        parse(text)

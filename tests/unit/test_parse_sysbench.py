@@ -225,3 +225,124 @@ def test_module_content():
     assert failed is False
     assert result["source"] == "<content>"
     assert result["metrics"]["transfer_mib_s"] == 3044.23
+
+
+# ---------------------------------------------------------------------------
+# sysbench 1.1 (published outputs of 1.1.0 builds) and a byte-order mark
+# ---------------------------------------------------------------------------
+
+COMMON_11_FIELDS = ("total_time_s", "total_events", "latency_min_ms", "latency_avg_ms", "latency_max_ms",
+                    "latency_p95_ms", "latency_sum_ms", "fairness_events_avg", "fairness_events_stddev",
+                    "fairness_exec_time_avg_s", "fairness_exec_time_stddev_s")
+
+
+def test_v11_cpu_every_metric():
+    result = _parse("v11_cpu_t1.txt")
+    assert result["metrics"] == {
+        "test": "cpu", "threads": 1, "events_per_s": 853.70, "total_time_s": 10.0012, "total_events": 8538,
+        "latency_min_ms": 1.15, "latency_avg_ms": 1.17, "latency_max_ms": 4.83, "latency_p95_ms": 1.23,
+        "latency_sum_ms": 9993.21, "fairness_events_avg": 8538.0, "fairness_events_stddev": 0.0,
+        "fairness_exec_time_avg_s": 9.9932, "fairness_exec_time_stddev_s": 0.0,
+    }
+    assert result["valid"] is True and result["warnings"] == []
+    assert (result["details"]["version"], result["details"]["layout"]) == ("1.1.0-5cd1244", "1.1")
+
+
+def test_v11_memory():
+    m = _parse("v11_memory_t1.txt")["metrics"]
+    assert (m["test"], m["total_operations"], m["operations_per_s"], m["transferred_mib"], m["transfer_mib_s"]) == (
+        "memory", 8271480, 827143.22, 8077.62, 807.76)
+    assert (m["total_time_s"], m["total_events"], m["latency_max_ms"], m["fairness_exec_time_avg_s"]) == (
+        10.0001, 8271480, 0.36, 3.3840)
+
+
+def test_v11_oltp_read_write():
+    result = _parse("v11_oltp_read_write_t1.txt")
+    m = result["metrics"]
+    assert (m["test"], m["queries_read"], m["queries_write"], m["queries_other"], m["queries_total"]) == (
+        "oltp", 10416, 2976, 1488, 14880)
+    assert (m["transactions"], m["transactions_per_s"], m["queries_per_s"]) == (744, 74.37, 1487.35)
+    assert (m["total_time_s"], m["total_events"], m["latency_p95_ms"], m["latency_sum_ms"]) == (
+        10.0044, 744, 15.27, 10000.99)
+    assert result["valid"] is True and result["warnings"] == []
+
+
+def test_v11_fileio_new_summary_and_missing_fields_warn():
+    result = _parse("v11_fileio_rndrw_t4.txt")
+    m = result["metrics"]
+    assert (m["test"], m["threads"]) == ("fileio", 4)
+    assert (m["reads_per_s"], m["read_mib_s"], m["writes_per_s"], m["written_mib_s"], m["fsyncs_per_s"]) == (
+        9159.58, 89.45, 6109.47, 59.66, 163.45)
+    assert (m["latency_min_ms"], m["latency_avg_ms"], m["latency_max_ms"], m["latency_p95_ms"],
+            m["latency_sum_ms"]) == (0.06, 0.26, 10.40, 0.55, 2570.92)
+    # 1.1 fileio does not print these: null, and a warning naming the version says why
+    for key in ("total_time_s", "total_events", "fairness_events_avg", "fairness_events_stddev",
+                "fairness_exec_time_avg_s", "fairness_exec_time_stddev_s"):
+        assert m[key] is None, key
+    assert result["valid"] is True
+    assert len(result["warnings"]) == 1 and "sysbench 1.1.0-df89d34 fileio" in result["warnings"][0]
+    # the same metric names as the 1.0 fileio report
+    assert set(m) == set(_parse("fileio_rndrw_64m.txt")["metrics"])
+
+
+def test_v11_fileio_nothing_done_is_invalid():
+    text = read_fixture("sysbench", "v11_fileio_rndrw_t4.txt")
+    for old, new in (("IOPS=9159.58", "IOPS=0.00"), ("IOPS=6109.47", "IOPS=0.00"), ("IOPS=163.45", "IOPS=0.00")):
+        text = text.replace(old, new)
+    result = parse(text)
+    assert result["valid"] is False and "nothing was measured" in result["reasons"][0]
+
+
+@pytest.mark.parametrize("name", ["v11_cpu_t1.txt", "v11_memory_t1.txt", "v11_oltp_read_write_t1.txt"])
+def test_v11_same_metric_names_as_v10(name):
+    v10 = {"v11_cpu_t1.txt": "cpu_t2.txt", "v11_memory_t1.txt": "memory_t1.txt",
+           "v11_oltp_read_write_t1.txt": "oltp_read_write_t2.txt"}[name]
+    assert set(_parse(name)["metrics"]) == set(_parse(v10)["metrics"])
+    assert all(_parse(name)["metrics"][key] is not None for key in COMMON_11_FIELDS)
+
+
+def test_v11_truncated_before_throughput_names_both_layouts():
+    text = read_fixture("sysbench", "v11_cpu_t1.txt")
+    with pytest.raises(ParseError, match=r"stopped before its report.*") as info:
+        parse(text[:text.index("Throughput:")])
+    assert "'Throughput:' of 1.1" in str(info.value) and "sysbench 1.1.0-5cd1244" in str(info.value)
+
+
+def test_v11_truncated_before_fairness():
+    text = read_fixture("sysbench", "v11_memory_t1.txt")
+    with pytest.raises(ParseError, match="Threads fairness"):
+        parse(text[:text.index("Threads fairness")])
+
+
+def test_v11_fileio_truncated_inside_summary():
+    text = read_fixture("sysbench", "v11_fileio_rndrw_t4.txt")
+    with pytest.raises(ParseError, match="'fsync: IOPS='"):
+        parse(text[:text.index("         fsync:")] + "\nLatency (ms):\n")
+
+
+def test_byte_order_mark_is_ignored():
+    text = read_fixture("sysbench", "bom_cpu_t2.txt")
+    assert text.startswith("\ufeffsysbench 1.0.20")
+    result = parse(text)
+    assert result["metrics"] == COMMON_CPU_T2
+    assert result["details"]["version"] == "1.0.20"
+
+
+def test_module_byte_order_mark_and_v11_fileio_warning():
+    failed, result = run_module(sysbench_parse, {"src": fixture_path("sysbench", "bom_cpu_t2.txt")})
+    assert failed is False and result["metrics"]["events_per_s"] == 490.35
+    failed, result = run_module(sysbench_parse, {"src": fixture_path("sysbench", "v11_fileio_rndrw_t4.txt")})
+    assert failed is False and result["metrics"]["total_events"] is None
+    assert "1.1.0-df89d34" in result["ansible_facts"]["sysbench"]["warnings"][0]
+
+
+def test_old_format_without_banner_rejected():
+    # the 0.4/0.5 common block (sysbench/sb_logger.c of that code base, e.g. commit 80df3b3^): no "Latency (ms):"
+    text = ("General statistics:\n"
+            "    total time:                          10.0012s\n"
+            "    total number of events:              10000\n"
+            "    total time taken by event execution: 9.9964\n"
+            "    per-request statistics:\n"
+            "         min:                                  0.87ms\n")
+    with pytest.raises(ParseError, match="0.4/0.5"):
+        parse(text)
