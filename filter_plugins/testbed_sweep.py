@@ -310,6 +310,50 @@ def sweep_result_lines(results, stored=None):
     return lines
 
 
+def workload_result(run, point, environment, metrics=None, scale=None, raw_name=None, extra=None):
+    """A storable point from one ``testbed_workload`` run (the common single-tool point).
+
+    ``metrics`` picks the parser's metrics to keep (all when omitted; a
+    missing one is null); ``scale`` maps ``{new_name: [metric, factor]}`` for
+    unit conversions (e.g. ``{throughput_gbps: [received_bps, 1e-9]}``). The
+    verdict is the parser's; a run whose output could not be parsed (the tool
+    failed, timed out, printed no report) is invalid with that reason.
+    Returns ``{point, metrics, valid, reasons, warnings, sources, raw, extra,
+    environment, started_at, finished_at, load_s, summary}``.
+    """
+    fname = "workload_result"
+    if not isinstance(run, dict) or "tool" not in run:
+        _fail(fname, f"run must be the testbed_workload_result of a run, got {run!r}")
+    tool = run["tool"]
+    parsed = run.get("parsed") if isinstance(run.get("parsed"), dict) else None
+    found = (parsed or {}).get("metrics") or {}
+    names = list(found) if metrics is None else list(metrics)
+    out = {name: found.get(name) for name in names}
+    for name, rule in (scale or {}).items():
+        if not isinstance(rule, (list, tuple)) or len(rule) != 2:
+            _fail(fname, f"scale.{name} must be [metric, factor], got {rule!r}")
+        value = found.get(rule[0])
+        out[name] = None if value is None else value * float(rule[1])
+    reasons, warnings = [], []
+    if parsed is None:
+        reasons.append(f"{tool}: " + (run.get("error") or "no output"))
+    else:
+        reasons.extend(parsed.get("reasons") or [])
+        warnings.extend(parsed.get("warnings") or [])
+    if not run.get("finished", True):
+        reasons.append(f"{tool} did not finish in time")
+    valid = parsed is not None and bool(parsed.get("valid", True)) and not reasons
+    shown = [f"{k} {v}" for k, v in list(out.items())[:3] if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return {
+        "point": point, "metrics": out, "valid": valid, "reasons": reasons, "warnings": warnings,
+        "sources": {tool: parsed} if parsed is not None else {},
+        "raw": {raw_name or f"{tool}.txt": run.get("stdout") or ""},
+        "extra": dict(extra or {}, argv=run.get("argv"), host=run.get("host"), rc=run.get("rc")),
+        "environment": environment, "started_at": run.get("started_at"), "finished_at": run.get("finished_at"),
+        "load_s": run.get("duration_s") or 0, "summary": ", ".join(shown) or None,
+    }
+
+
 def delta_seconds(delta):
     """Seconds of a command module's ``delta`` (``H:MM:SS.ffffff``); ``None`` stays ``None``."""
     if delta is None or delta == "":
@@ -337,4 +381,5 @@ class FilterModule:
             "sweep_overhead": sweep_overhead,
             "sweep_result_lines": sweep_result_lines,
             "delta_seconds": delta_seconds,
+            "workload_result": workload_result,
         }

@@ -9,6 +9,7 @@ from testbed_sweep import (
     sweep_progress,
     sweep_result_lines,
     sweep_segments,
+    workload_result,
 )
 
 
@@ -143,4 +144,32 @@ def test_delta_seconds():
 
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
-                                             "sweep_result_lines", "delta_seconds"}
+                                             "sweep_result_lines", "delta_seconds", "workload_result"}
+
+
+RUN = {"tool": "iperf3", "argv": ["env", "LC_ALL=C", "iperf3", "-c", "x"], "host": "h", "rc": 0, "finished": True,
+       "stdout": "{...}", "started_at": "2026-11-23T12:00:00.000000Z", "finished_at": "2026-11-23T12:00:10.500000Z",
+       "duration_s": 10.2, "error": None,
+       "parsed": {"tool": "iperf3", "valid": True, "reasons": [], "warnings": ["old iperf3"],
+                  "metrics": {"received_bps": 2.5e9, "sent_bps": 2.6e9, "retransmits": 3}}}
+
+
+def test_workload_result_keeps_picked_metrics_and_converts_units():
+    out = workload_result(RUN, {"variant": "a"}, {"hosts": {}}, ["retransmits", "missing"],
+                          {"throughput_gbps": ["received_bps", 1e-9]})
+    assert out["metrics"] == {"retransmits": 3, "missing": None, "throughput_gbps": 2.5}
+    assert out["valid"] is True and out["warnings"] == ["old iperf3"] and out["load_s"] == 10.2
+    assert out["raw"] == {"iperf3.txt": "{...}"} and out["sources"]["iperf3"]["metrics"]["sent_bps"] == 2.6e9
+    assert out["extra"]["argv"][2] == "iperf3" and out["started_at"].startswith("2026-11-23T12:00:00")
+
+
+def test_workload_result_of_a_failed_run_is_invalid_with_the_cause():
+    failed = dict(RUN, parsed=None, error="connection refused -> iperf3 output <content>: empty", finished=False)
+    out = workload_result(failed, {"variant": "a"}, {"hosts": {}})
+    assert out["valid"] is False and out["metrics"] == {}
+    assert out["reasons"] == ["iperf3: connection refused -> iperf3 output <content>: empty",
+                              "iperf3 did not finish in time"]
+    invalid = dict(RUN, parsed=dict(RUN["parsed"], valid=False, reasons=["0 bytes received"]))
+    assert workload_result(invalid, {}, {})["reasons"] == ["0 bytes received"]
+    with pytest.raises(AnsibleFilterError, match="scale.x must be"):
+        workload_result(RUN, {}, {}, scale={"x": "received_bps"})
