@@ -103,6 +103,14 @@ options:
     description: Replace a point already stored (its stale raw files are removed).
     type: bool
     default: false
+  fault:
+    description:
+      - "Store a lab fault instead of a result: C({attempt: N, evidence: ...}). The point was measured
+        across a broken lab component (a health check found it), so it is not a result: the document goes
+        to C(<variant>__<parameters>__fault<N>__rep<R>.json) with C(verdict: fault) and the evidence, the raw outputs beside it,
+        and the planned point stays pending, to be measured again after recovery."
+      - The report lists fault documents in their own section, never in tables or charts.
+    type: dict
 notes:
   - Check mode does every check and returns the document without writing.
 seealso:
@@ -210,6 +218,7 @@ def main():
             sources=dict(type="dict"),
             extra=dict(type="dict"),
             overwrite=dict(type="bool", default=False),
+            fault=dict(type="dict"),
         ),
         supports_check_mode=True,
     )
@@ -222,7 +231,7 @@ def main():
             run_dir, params["point"], params["metrics"], valid, reasons, warnings,
             with_controller(params["environment"]), params["started_at"], params["finished_at"],
             raw=params["raw"], sources=params["sources"], extra=params["extra"],
-            overwrite=params["overwrite"], write=not module.check_mode)
+            overwrite=params["overwrite"], write=not module.check_mode, fault=params["fault"])
     except ResultError as exc:
         module.fail_json(msg=f"result_store: {exc}", run_dir=run_dir)
     except OSError as exc:

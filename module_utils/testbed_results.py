@@ -1016,18 +1016,45 @@ def merge_source_verdicts(valid, reasons, warnings, sources):
     return valid, reasons, warnings
 
 
+def fault_reason(evidence):
+    """The primary reason of a fault document: which lab component failed, and how."""
+    if isinstance(evidence, list) and evidence and all(isinstance(e, dict) for e in evidence):
+        text = "; ".join("{}: {}".format(e.get("component", "?"), e.get("evidence", e.get("problem", "failed")))
+                         for e in evidence)
+    elif evidence in (None, "", [], {}):
+        text = "a health check failed after this point"
+    else:
+        text = str(evidence)
+    return "lab fault, not a result (measured again after recovery): " + text
+
+
 def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, started_at, finished_at,
-                raw=None, sources=None, extra=None, overwrite=False, write=True):
+                raw=None, sources=None, extra=None, overwrite=False, write=True, fault=None):
     """Write one point document atomically, its raw files beside it, then refresh the index.
 
     Returns the document.  Raises ResultError (a ValueError, one sentence) for
     a point not in the plan, bad metrics (not flat, nan/inf), bad timestamps,
     or a point already stored (unless ``overwrite``).  ``write=False`` (check
     mode) does every check and returns the document without writing.
+
+    ``fault={"attempt": N, "evidence": ...}`` writes a fault document instead:
+    the point was measured across a broken lab component, so it is not a
+    result. It goes to ``<variant>__<parameters>__fault<N>__rep<R>.json``
+    (``verdict: fault``),
+    which never makes the planned point done: the point stays pending and is
+    measured again.
     """
     run = load_run_file(run_dir)
     planned = _find_planned(run, point)
     ident = planned["point_id"]
+    if fault is not None:
+        attempt = fault.get("attempt") if isinstance(fault, dict) else None
+        if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+            raise ResultError(f"fault must be a mapping with attempt (a whole number >= 1), got {fault!r}")
+        cut = ident.rindex("__rep")
+        planned = dict(planned, point_id=f"{ident[:cut]}__fault{attempt}{ident[cut:]}")
+        planned_id, ident, valid = ident, planned["point_id"], False
+        reasons = [fault_reason(fault.get("evidence"))] + _string_list(reasons, "reasons")
     if not isinstance(metrics, dict):
         raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
     reasons = _string_list(reasons, "reasons")
@@ -1077,6 +1104,9 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         "sources": clean_sources,
         "extra": dict(extra or {}),
     }
+    if fault is not None:
+        document.update(verdict="fault", evidence=fault.get("evidence"), attempt=fault["attempt"],
+                        planned_point_id=planned_id)
     validate_document(document)
     json.dumps(document, allow_nan=False)
 

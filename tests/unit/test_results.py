@@ -523,6 +523,30 @@ def test_load_run_returns_docs_in_plan_order(tmp_path):
         load_run(str(tmp_path))
 
 
+def test_a_fault_is_stored_beside_the_point_and_leaves_it_pending(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    point = {"variant": "wrr", "parameters": {"rate": 2000}, "repetition": 1}
+    evidence = [{"component": "lvs-director", "evidence": "virtio_net eth2: NETDEV WATCHDOG: transmit queue 0 timed out"}]
+    doc = store(run["run_dir"], point, valid=True, reasons=["the service did not answer"],
+                raw={"httperf.txt": "x"}, fault={"attempt": 1, "evidence": evidence})
+    assert doc["point_id"] == "wrr__rate-2000__fault1__rep1" and doc["verdict"] == "fault"
+    assert doc["valid"] is False and doc["planned_point_id"] == "wrr__rate-2000__rep1" and doc["attempt"] == 1
+    assert doc["evidence"] == evidence
+    assert doc["reasons"] == ["lab fault, not a result (measured again after recovery): lvs-director: virtio_net eth2: "
+                              "NETDEV WATCHDOG: transmit queue 0 timed out", "the service did not answer"]
+    assert os.path.exists(os.path.join(run["run_dir"], "wrr__rate-2000__fault1__rep1.json"))
+    assert os.path.exists(os.path.join(run["run_dir"], "raw", "wrr__rate-2000__fault1__rep1.httperf.txt"))
+    again = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    assert "wrr__rate-2000__rep1" in [p["point_id"] for p in again["pending"]]
+    # the second attempt's fault and then the real result
+    store(run["run_dir"], point, fault={"attempt": 2, "evidence": evidence})
+    store(run["run_dir"], point)
+    done = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    assert "wrr__rate-2000__rep1" not in [p["point_id"] for p in done["pending"]]
+    with pytest.raises(ResultError, match="fault must be a mapping with attempt"):
+        store(run["run_dir"], point, fault={"attempt": 0})
+
+
 def test_check_mode_store_writes_nothing(tmp_path):
     run = open_run(str(tmp_path), "lvs", PLAN)
     doc = store(run["run_dir"], PLAN[0], raw={"x.txt": "y"}, write=False)

@@ -219,6 +219,69 @@ def lvs_clock_note(first, last, every_segments):
                    "samples and the director's counter resets were put on the controller's time line with them.")
 
 
+def lvs_probe_command(role, vip, port, real_servers, timeout=3):
+    """The shell line of one host's health probe (printed in ``=== name`` sections).
+
+    Every host answers (the probe runs at all); a client opens the virtual
+    service (client -> VIP, through the director); the director opens every
+    real server (director -> real server, the web server answering) and
+    counts NETDEV WATCHDOG lines in its kernel log (a virtio NIC whose
+    transmit queue stopped).
+    """
+    def http(address):
+        return ("timeout {t} bash -c 'exec 3<>/dev/tcp/{a}/{p} && printf \"HEAD / HTTP/1.0\\r\\n\\r\\n\" >&3 "
+                "&& head -c 15 <&3' 2>&1 | head -1 || echo FAILED").format(t=int(timeout), a=address, p=int(port))
+    lines = ["echo '=== alive'; echo ok"]
+    if role == "client":
+        lines.append(f"echo '=== vip'; {http(vip)}")
+    if role == "director":
+        lines.append("echo '=== watchdog'; (dmesg 2>/dev/null || true) | grep 'NETDEV WATCHDOG' | tail -n 2")
+        for server in real_servers or []:
+            lines.append(f"echo '=== rs {server['host']}'; {http(server['address'])}")
+    return "; ".join(lines)
+
+
+def _sections(text):
+    found, current = {}, None
+    for line in (text or "").replace("\r", "").splitlines():
+        if line.startswith("=== "):
+            current = line[4:].strip()
+            found[current] = []
+        elif current is not None:
+            found[current].append(line)
+    return {name: "\n".join(body).strip() for name, body in found.items()}
+
+
+def lvs_health(results, real_servers):
+    """``{ok, problems: [{component, evidence}]}`` from every host's probe (``lvs_host_results``)."""
+    problems = []
+    for host, result in sorted((results or {}).items()):
+        found = _sections(result.get("stdout"))
+        if result.get("failed") and "alive" not in found:
+            problems.append({"component": host, "evidence": "did not answer the health probe: "
+                             + (result.get("msg") or "unreachable")[:300]})
+            continue
+        role = result.get("role")
+        if role == "client" and not found.get("vip", "").startswith("HTTP/"):
+            problems.append({"component": "virtual service (via the director)",
+                             "evidence": f"client {host} -> VIP: {found.get('vip') or 'no answer'}"})
+        if role == "director":
+            watchdog = found.get("watchdog", "")
+            if watchdog:
+                problems.append({"component": host, "evidence": "NIC transmit queue stalled, kernel log: "
+                                 + watchdog.splitlines()[-1][:300]})
+            for server in real_servers or []:
+                answer = found.get(f"rs {server['host']}", "")
+                if not answer.startswith("HTTP/"):
+                    problems.append({"component": server["host"],
+                                     "evidence": f"{host} -> {server['address']}:{server['port']}: {answer or 'no answer'}"})
+    # A broken director or real server also breaks the path through the VIP: name the cause only.
+    named = {p["component"] for p in problems}
+    if named - {"virtual service (via the director)"}:
+        problems = [p for p in problems if p["component"] != "virtual service (via the director)"] or problems
+    return {"ok": not problems, "problems": problems}
+
+
 class FilterModule:
     """Filters of the LVS experiment role."""
 
@@ -234,4 +297,6 @@ class FilterModule:
             "lvs_load_window": lvs_load_window,
             "lvs_collect_command": lvs_collect_command,
             "lvs_clock_note": lvs_clock_note,
+            "lvs_probe_command": lvs_probe_command,
+            "lvs_health": lvs_health,
         }
