@@ -1,0 +1,62 @@
+"""Faults are not results: the shared sweep's fault path, end to end, without a lab.
+
+tests/integration/roles/fault_toy is a test-only experiment whose "service"
+breaks during the first attempt of one point: the health hook finds it broken,
+the point is stored as a fault document (never a result), the recover hook
+repairs the service, and the next pass measures the point again. When
+recovery fails the playbook stops naming the component, after cleanup.
+"""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+
+
+def play(tmp_path, *extra):
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_ROLES_PATH=os.path.join(ROOT, "roles") + ":" + os.path.join(ROOT, "tests", "integration", "roles"))
+    cmd = [os.path.join(BIN, "ansible-playbook"), "tests/integration/fault_toy.yml", "-i", "inventories/lab",
+           "-e", f"testbed_results_dir={tmp_path / 'results'}", "-e", f"fault_toy_dir={state}"] + list(extra)
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def docs(tmp_path):
+    return {os.path.basename(p)[:-5]: json.load(open(p))
+            for p in glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "*__rep*.json"))}
+
+
+def test_a_fault_is_stored_as_such_recovered_and_measured_again(tmp_path):
+    proc = play(tmp_path)
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    found = docs(tmp_path)
+    assert set(found) == {"a__rep1", "b__rep1", "c__rep1", "b__fault1__rep1"}
+    fault = found["b__fault1__rep1"]
+    assert fault["verdict"] == "fault" and fault["valid"] is False and fault["planned_point_id"] == "b__rep1"
+    assert fault["evidence"] == [{"component": "toy-service", "evidence": "service down during b__rep1"}]
+    assert fault["reasons"][0].startswith("lab fault, not a result (measured again after recovery): toy-service")
+    assert all(found[p]["valid"] is True and found[p]["metrics"]["value"] == 1 for p in ("a__rep1", "b__rep1", "c__rep1"))
+    assert "Lab fault: toy-service (service down during b__rep1); recovering." in proc.stdout
+    assert "Pass 2: measuring again 1" in proc.stdout
+    assert "Lab faults: 1 detected and recovered in this sweep (toy-service)" in proc.stdout
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "run.json"))[0])
+    report = open(os.path.join(run_dir, "report.md")).read()
+    assert "## Faults (re-measured)" in report and "Lab faults in the last sweep: 1 detected and recovered" in report
+    # a rerun: complete, nothing measured
+    again = play(tmp_path)
+    assert again.returncode == 0 and "Nothing to do" in again.stdout
+
+
+def test_recovery_that_fails_stops_the_sweep_naming_the_component(tmp_path):
+    proc = play(tmp_path, "-e", "fault_toy_recover_works=false")
+    assert proc.returncode != 0
+    assert "Recovery failed: toy-service still broken (service down during b__rep1)" in proc.stdout
+    assert (tmp_path / "state" / "cleaned").exists()
+    found = docs(tmp_path)
+    assert "b__rep1" not in found and "b__fault1__rep1" in found and found["a__rep1"]["valid"] is True
