@@ -21,7 +21,9 @@ coefficient of variation around a zero mean) are ``None``, never a made-up 0.
 
 
 import math
+import os
 import re
+import sys
 
 try:
     from collections.abc import Mapping
@@ -35,6 +37,13 @@ except ImportError:  # pragma: no cover - lets the report script run without Ans
     class AnsibleFilterError(Exception):
         """Stand-in used when ansible is not installed."""
 
+# Pure helpers shared with the modules live in the repository's module_utils/
+# (no Ansible import in them); a filter plugin loads them as plain modules.
+_MODULE_UTILS = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
+if _MODULE_UTILS not in sys.path:
+    sys.path.append(_MODULE_UTILS)
+
+import testbed_fairness  # noqa: E402  (needs the sys.path entry above)
 
 # ---------------------------------------------------------------------------
 # input checking
@@ -469,17 +478,19 @@ def clip_interval(stats, low=0.0):
 
 
 def jain_index(values):
-    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = perfectly even, 1/n = one takes all."""
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 = perfectly even, 1/n = one takes all.
+
+    The maths is ``module_utils/testbed_fairness.py``'s ``jain`` (the modules use it too).
+    """
     name = "jain_index"
     data = _numbers(name, values)
-    for index, value in enumerate(data):
-        if value < 0:
-            raise AnsibleFilterError(
-                f"{name}: values[{index}] is {value!r}; the index is defined for non-negative shares")
-    squares = math.fsum(v * v for v in data)
-    if squares == 0:
+    try:
+        index = testbed_fairness.jain(data)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"{name}: {exc}") from None
+    if index is None:
         raise AnsibleFilterError(f"{name}: all {len(data)} values are 0, fairness of nothing is undefined")
-    return math.fsum(data) ** 2 / (len(data) * squares)
+    return index
 
 
 def metric_series(docs, metric, valid_only=False, skip_missing=False):

@@ -3,9 +3,10 @@
 """CPU sampling from ``/proc/stat`` (and cgroup CPU usage) beside a load.
 
 The maths is pure (``parse_proc_stat``, ``cpu_percentages``, ``cgroup_percent``,
-``summarize``) so that pytest checks it on real captured snapshots;
+``summarize``, ``cpu_window``) so that pytest checks it on real captured snapshots;
 ``sample()`` is the bounded sampler used by ``library/cpu_sample.py``, with the
-clock, the sleep and the file reader injectable.
+clock, the sleep and the file reader injectable.  ``cpu_window`` reads the
+continuous sampler's log (roles/cpu_sampler) for one time window.
 
 Percentages follow ``top``/``mpstat``: the jiffies each CPU state gained between
 two snapshots divided by all jiffies gained (user, nice, system, idle, iowait,
@@ -198,6 +199,74 @@ def _round(value, digits=3):
 def _mean(values):
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
+
+
+# ---------------------------------------------------------------------------
+# The continuous sampler's log (roles/cpu_sampler)
+# ---------------------------------------------------------------------------
+
+def cpu_window(text, start, end, source="cpu"):
+    """CPU figures of one host over [start, end] from the continuous sampler's lines.
+
+    ``text`` is what roles/cpu_sampler's ``testbed-cpu-window`` prints: a header
+    ``# cpus=N hz=H cgroup=PATH`` (``cgroup=-`` outside a container) and lines
+    ``<epoch> <cgroup ns or -> cpu <user> <nice> <system> <idle> ...``; ``start``
+    and ``end`` are epochs on the same host's clock. Uses the first and last
+    samples inside the window when there are at least two, else the samples just
+    around it. Returns a dict with ``busy_pct``, ``system_pct``, ``softirq_pct``,
+    ``user_pct`` (of all the host's CPUs), ``cgroup_pct`` (of one CPU; None when
+    the host is not a container), ``container``, ``window_s``, ``coverage`` (the
+    share of [start, end] the samples span), ``samples`` (inside the window),
+    ``cpus``; raises SamplingError when the lines cannot give a window.
+    """
+    samples = []
+    header = {}
+    for line in (text or "").replace("\r\n", "\n").split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            for item in line[1:].split():
+                key, _sep, value = item.partition("=")
+                header[key] = value
+            continue
+        parts = line.split()
+        if len(parts) < 7 or parts[2] != "cpu":
+            raise SamplingError("%s: not a sampler line: %r" % (source, line[:80]))
+        try:
+            stamp = float(parts[0])
+            usage = None if parts[1] == "-" else int(parts[1])
+        except ValueError:
+            raise SamplingError("%s: bad timestamp or cgroup value in %r" % (source, line[:80])) from None
+        samples.append((stamp, usage, "cpu  " + " ".join(parts[3:])))
+    if len(samples) < 2:
+        raise SamplingError("%s: %d sample(s) around the window, need at least 2 (was the sampler running?)"
+                            % (source, len(samples)))
+    samples.sort(key=lambda item: item[0])
+    inside = [s for s in samples if start <= s[0] <= end]
+    first, last = (inside[0], inside[-1]) if len(inside) >= 2 else (samples[0], samples[-1])
+    window = last[0] - first[0]
+    if window <= 0:
+        raise SamplingError("%s: the samples around the window have no time between them" % source)
+    before = parse_proc_stat(first[2], source)
+    after = parse_proc_stat(last[2], source)
+    result = cpu_percentages(before, after)["all"]
+    cgroup_pct = None
+    if first[1] is not None and last[1] is not None:
+        cgroup_pct = cgroup_percent(first[1], last[1], window)
+    coverage = max(0.0, min(end, last[0]) - max(start, first[0])) / (end - start) if end > start else None
+    return {
+        "busy_pct": _round(result["busy_pct"]),
+        "system_pct": _round(result["system_pct"]),
+        "softirq_pct": _round(result["softirq_pct"]),
+        "user_pct": _round(result["user_pct"]),
+        "cgroup_pct": _round(cgroup_pct),
+        "container": header.get("cgroup", "-") != "-",
+        "window_s": _round(window),
+        "coverage": _round(coverage),
+        "samples": len(inside),
+        "cpus": int(header["cpus"]) if header.get("cpus", "").isdigit() else None,
+    }
 
 
 def summarize(snapshots, interval_s=None, elapsed_s=None, series_mask=None, cgroups=None, hz=100):

@@ -356,6 +356,11 @@ def test_jain_index():
     assert st.jain_index([1, 2, 3]) == pytest.approx(36 / 42)
 
 
+def test_jain_index_is_the_shared_implementation():
+    # one implementation: module_utils/testbed_fairness.py, loaded as a plain module
+    assert os.path.samefile(st.testbed_fairness.__file__, os.path.join(ROOT, "module_utils", "testbed_fairness.py"))
+
+
 @pytest.mark.parametrize("values, fragment", [
     ([0, 0, 0], "all 3 values are 0"),
     ([1, -1], "values[1] is -1"),

@@ -20,14 +20,10 @@ import pytest
 from ansible.module_utils.testbed_lvs import (
     PointError,
     aggregate_httperf,
-    cpu_window,
     evaluate_point,
-    jain,
-    sections,
     summary_line,
 )
 from ansible.module_utils.testbed_results import open_run
-from ansible.module_utils.testbed_sampling import SamplingError
 from conftest import fixture_path, read_fixture
 from helpers import run_module
 
@@ -155,6 +151,8 @@ def test_clock_offsets_must_be_numbers():
         _evaluate("wrr-weighted-60", clock_offsets={"lvs-director": {"offset_s": "soon"}})
     with pytest.raises(PointError, match="clock_offsets must be a mapping"):
         _evaluate("wrr-weighted-60", clock_offsets=[0.5])
+    with pytest.raises(PointError, match=r"clock_offsets\[lvs-client1\]: uncertainty_s must be a number"):
+        _evaluate("wrr-weighted-60", clock_offsets={"lvs-client1": {"offset_s": 0.1, "uncertainty_s": "small"}})
 
 
 def test_director_not_read():
@@ -212,33 +210,7 @@ def test_truncated_httperf_report_is_a_reason():
     assert "1 of 4 httperf processes gave no usable report; the totals are incomplete" in result["reasons"]
 
 
-def test_cpu_window_inside_and_around():
-    text = _read("wrr-weighted-60", "cpu.lvs-director.txt")
-    start, end = (float(v) for v in _read("wrr-weighted-60", "window.txt").split())
-    cpu = cpu_window(text, start, end)
-    assert cpu["container"] is False and cpu["cgroup_pct"] is None and cpu["cpus"] == 1
-    assert cpu["busy_pct"] == 4.802 and cpu["samples"] == 20 and cpu["coverage"] == 0.951
-    # A window between two samples uses the samples around it.
-    around = cpu_window(text, start + 0.1, start + 0.2)
-    assert around["samples"] == 0 and around["window_s"] > 0.1
-
-
-def test_cpu_window_refuses_junk():
-    with pytest.raises(SamplingError, match="not a sampler line"):
-        cpu_window("hello world\n1 2 3\n", 0, 1)
-    with pytest.raises(SamplingError, match="1 sample"):
-        cpu_window("# cpus=1\n1795281209.5 - cpu 1 0 1 1 0 0 0 0 0 0\n", 0, 1)
-
-
-def test_sections_and_jain():
-    assert sections("x\n=== a\n1\n2\n=== b\n\n3\n") == {"a": "1\n2\n", "b": "3\n"}
-    assert jain([300, 200, 100]) == pytest.approx(360000 / 420000)
-    assert jain([5, 5, 5]) == 1.0 and jain([0, 0]) is None
-
-
-def test_aggregate_matches_the_stats_filter():
-    import testbed_stats
-    assert jain([300, 200, 100]) == pytest.approx(testbed_stats.jain_index([300, 200, 100]))
+def test_aggregate_of_no_process():
     assert aggregate_httperf([], 10)["httperf_processes"] == 0
 
 

@@ -16,6 +16,7 @@ from ansible.module_utils.testbed_sampling import (
     SamplingError,
     cgroup_percent,
     cpu_percentages,
+    cpu_window,
     cpu_window_s,
     parse_cgroup_usage,
     parse_proc_stat,
@@ -313,3 +314,54 @@ def test_fixture_files_are_real_snapshots():
         assert sorted(b) == sorted(a) == ["cpu", "cpu0", "cpu1"]
         assert testbed_sampling._total(a["cpu"]) > testbed_sampling._total(b["cpu"])
     assert os.path.exists(fixture_path("proc_stat", "README.md"))
+
+
+# ---------------------------------------------------------------------------
+# cpu_window: the continuous sampler's log (roles/cpu_sampler), captured in the LVS lab
+# ---------------------------------------------------------------------------
+
+def _sampler(host):
+    return read_fixture(os.path.join("lvs", "wrr-weighted-60"), "cpu.%s.txt" % host)
+
+
+def _window():
+    return tuple(float(v) for v in read_fixture(os.path.join("lvs", "wrr-weighted-60"), "window.txt").split())
+
+
+def test_cpu_window_inside_and_around():
+    text = _sampler("lvs-director")
+    start, end = _window()
+    cpu = cpu_window(text, start, end)
+    assert cpu["container"] is False and cpu["cgroup_pct"] is None and cpu["cpus"] == 1
+    assert cpu["busy_pct"] == 4.802 and cpu["samples"] == 20 and cpu["coverage"] == 0.951
+    # A window between two samples uses the samples around it.
+    around = cpu_window(text, start + 0.1, start + 0.2)
+    assert around["samples"] == 0 and around["window_s"] > 0.1
+
+
+def test_cpu_window_container_share_is_the_cgroups():
+    text = _sampler("lvs-client1")
+    start, end = _window()
+    cpu = cpu_window(text, start, end, source="lvs-client1")
+    assert cpu["container"] is True and cpu["cpus"] == 2 and cpu["samples"] == 20
+    # the reference: first and last sample inside the window, cgroup ns over their time
+    inside = [line.split() for line in text.splitlines()
+              if not line.startswith("#") and start <= float(line.split()[0]) <= end]
+    seconds = float(inside[-1][0]) - float(inside[0][0])
+    assert cpu["window_s"] == round(seconds, 3)
+    assert cpu["cgroup_pct"] == pytest.approx(100.0 * (int(inside[-1][1]) - int(inside[0][1])) / 1e9 / seconds,
+                                              abs=0.001)
+    assert cpu["cgroup_pct"] == 80.384
+    # /proc/stat in a container is the whole (busy) lab machine's
+    assert cpu["busy_pct"] == 100.0
+
+
+def test_cpu_window_refuses_junk():
+    with pytest.raises(SamplingError, match="not a sampler line"):
+        cpu_window("hello world\n1 2 3\n", 0, 1)
+    with pytest.raises(SamplingError, match="1 sample"):
+        cpu_window("# cpus=1\n1795281209.5 - cpu 1 0 1 1 0 0 0 0 0 0\n", 0, 1)
+    with pytest.raises(SamplingError, match="host x: bad timestamp or cgroup value"):
+        cpu_window("soon - cpu 1 0 1 1 0 0 0\n1.5 - cpu 1 0 1 1 0 0 0\n", 0, 1, source="host x")
+    with pytest.raises(SamplingError, match="no time between them"):
+        cpu_window("1.5 - cpu 1 0 1 1 0 0 0\n1.5 - cpu 2 0 1 1 0 0 0\n", 0, 1)

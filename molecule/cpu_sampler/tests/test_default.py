@@ -39,7 +39,7 @@ def _sampled(host, start, end):
                             % (start, end))
     sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
     import conftest  # noqa: F401  (makes ansible.module_utils.testbed_* importable)
-    from ansible.module_utils.testbed_lvs import cpu_window
+    from ansible.module_utils.testbed_sampling import cpu_window
 
     return cpu_window(out, start, end, source="molecule")
 

@@ -14,6 +14,11 @@ A point's raw material:
 * per host, ``=== cpu``: lines of the continuous sampler
   (roles/cpu_sampler) around the load window.
 
+The generic pieces come from the top-level module_utils: the ``=== name``
+sections and the controller's time line (clock offsets) from
+``testbed_collect``, the sampler's CPU window from ``testbed_sampling``,
+Jain's fairness index from ``testbed_fairness``.
+
 Every httperf report is parsed by the project's httperf parser with the
 process's own requested rate, so each keeps its validity verdict; the point is
 valid only when every process is valid, the processes together achieved the
@@ -23,15 +28,19 @@ requested rate, errors stay small and the director's counters could be read.
 from __future__ import absolute_import, division, print_function
 
 import json
-import math
-import re
 
+from ansible.module_utils.testbed_collect import (
+    CollectError,
+    normalize_offsets,
+    sections,
+    to_controller_time,
+    to_host_time,
+)
+from ansible.module_utils.testbed_fairness import jain
 from ansible.module_utils.testbed_parse import ParseError
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
-from ansible.module_utils.testbed_sampling import SamplingError, cgroup_percent, cpu_percentages, parse_proc_stat
-
-SECTION = re.compile(r"^=== (?P<name>[a-z0-9_.-]+)\s*$")
+from ansible.module_utils.testbed_sampling import SamplingError, cpu_window
 
 # Counters summed over processes; rates summed; per-reply averages weighted by replies.
 SUM_METRICS = (
@@ -53,89 +62,8 @@ class PointError(ValueError):
     """Unusable module input (not a measurement problem); one sentence why."""
 
 
-def sections(text):
-    """Split ``=== name`` sectioned output into {name: text}."""
-    found = {}
-    current = None
-    lines = []
-    for line in (text or "").replace("\r\n", "\n").split("\n"):
-        match = SECTION.match(line)
-        if match:
-            if current is not None:
-                found[current] = "\n".join(lines).strip("\n") + "\n"
-            current, lines = match.group("name"), []
-        elif current is not None:
-            lines.append(line)
-    if current is not None:
-        found[current] = "\n".join(lines).strip("\n") + "\n"
-    return found
-
-
 def _round(value, digits=3):
     return None if value is None else round(value, digits)
-
-
-# ---------------------------------------------------------------------------
-# CPU windows
-# ---------------------------------------------------------------------------
-
-def cpu_window(text, start, end, source="cpu"):
-    """CPU figures of one host over [start, end] from sampler lines.
-
-    Uses the first and last samples inside the window when there are at least
-    two, else the samples just around it. Returns a dict with ``busy_pct``,
-    ``system_pct``, ``softirq_pct`` (of all the host's CPUs), ``cgroup_pct``
-    (of one CPU; None when the host is not a container), ``window_s``,
-    ``samples``, ``cpus``; raises SamplingError when the lines cannot give a window.
-    """
-    samples = []
-    header = {}
-    for line in (text or "").replace("\r\n", "\n").split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            for item in line[1:].split():
-                key, _sep, value = item.partition("=")
-                header[key] = value
-            continue
-        parts = line.split()
-        if len(parts) < 7 or parts[2] != "cpu":
-            raise SamplingError("%s: not a sampler line: %r" % (source, line[:80]))
-        try:
-            stamp = float(parts[0])
-            usage = None if parts[1] == "-" else int(parts[1])
-        except ValueError:
-            raise SamplingError("%s: bad timestamp or cgroup value in %r" % (source, line[:80])) from None
-        samples.append((stamp, usage, "cpu  " + " ".join(parts[3:])))
-    if len(samples) < 2:
-        raise SamplingError("%s: %d sample(s) around the window, need at least 2 (was the sampler running?)"
-                            % (source, len(samples)))
-    samples.sort(key=lambda item: item[0])
-    inside = [s for s in samples if start <= s[0] <= end]
-    first, last = (inside[0], inside[-1]) if len(inside) >= 2 else (samples[0], samples[-1])
-    window = last[0] - first[0]
-    if window <= 0:
-        raise SamplingError("%s: the samples around the window have no time between them" % source)
-    before = parse_proc_stat(first[2], source)
-    after = parse_proc_stat(last[2], source)
-    result = cpu_percentages(before, after)["all"]
-    cgroup_pct = None
-    if first[1] is not None and last[1] is not None:
-        cgroup_pct = cgroup_percent(first[1], last[1], window)
-    coverage = max(0.0, min(end, last[0]) - max(start, first[0])) / (end - start) if end > start else None
-    return {
-        "busy_pct": _round(result["busy_pct"]),
-        "system_pct": _round(result["system_pct"]),
-        "softirq_pct": _round(result["softirq_pct"]),
-        "user_pct": _round(result["user_pct"]),
-        "cgroup_pct": _round(cgroup_pct),
-        "container": header.get("cgroup", "-") != "-",
-        "window_s": _round(window),
-        "coverage": _round(coverage),
-        "samples": len(inside),
-        "cpus": int(header["cpus"]) if header.get("cpus", "").isdigit() else None,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -201,14 +129,6 @@ def made_any(metrics):
     return bool(metrics.get("connections"))
 
 
-def jain(values):
-    values = [float(v) for v in values]
-    squares = math.fsum(v * v for v in values)
-    if not values or squares == 0:
-        return None
-    return math.fsum(values) ** 2 / (len(values) * squares)
-
-
 def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, num_conns,
                    min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95.0,
                    director_counters=None, counters_zeroed_at=None, clock_offsets=None):
@@ -236,7 +156,10 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         raise PointError("real_servers must be a non-empty list of {host, address, port, weight}")
     if not requested_rate or requested_rate <= 0:
         raise PointError("requested_rate must be above 0 conn/s, got %r" % (requested_rate,))
-    offsets, uncertainty = _clock_offsets(clock_offsets)
+    try:
+        offsets, uncertainty = normalize_offsets(clock_offsets)
+    except CollectError as exc:
+        raise PointError(str(exc)) from None
     reasons, warnings, raw, sources = [], [], {}, {}
     results = []
     starts, ends = [], []
@@ -252,8 +175,8 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
             reasons.append("load client %s: %s" % (host, exc))
             continue
         # The runner's times are the client's clock; put them on the controller's.
-        starts.append(float(doc["started"]) - offsets.get(host, 0.0))
-        ends.append(float(doc["finished"]) - offsets.get(host, 0.0))
+        starts.append(to_controller_time(doc["started"], offsets.get(host)))
+        ends.append(to_controller_time(doc["finished"], offsets.get(host)))
         for proc in doc["processes"]:
             total_processes += 1
             label = "httperf.%s.%s" % (host, proc.get("index"))
@@ -288,7 +211,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     if counters_zeroed_at is not None:
         # Both times on the controller's time line; only a lateness beyond what the
         # clock offsets' errors allow counts.
-        late = float(counters_zeroed_at) - offsets.get(director, 0.0) - started
+        late = to_controller_time(counters_zeroed_at, offsets.get(director)) - started
         slack = uncertainty.get(director, 0.0) + max([uncertainty.get(c.get("host"), 0.0) for c in clients] or [0.0])
         if late > slack:
             reasons.append("the director's counters were zeroed %.2f s after this point's load had started (the "
@@ -404,8 +327,8 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         raw["cpu.%s.txt" % host] = text
         try:
             # The samples carry the host's own clock.
-            shift = offsets.get(host, 0.0)
-            cpu = cpu_window(text, started + shift, finished + shift, source="%s CPU samples" % host)
+            cpu = cpu_window(text, to_host_time(started, offsets.get(host)), to_host_time(finished, offsets.get(host)),
+                             source="%s CPU samples" % host)
         except SamplingError as exc:
             warnings.append(str(exc))
             continue
@@ -447,25 +370,6 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         "load_seconds": round(finished - started, 3),
         "details": details,
     }
-
-
-def _clock_offsets(clock_offsets):
-    """({host: offset_s}, {host: uncertainty_s}) from the clock_offset results given to evaluate_point."""
-    if clock_offsets in (None, ""):
-        return {}, {}
-    if not isinstance(clock_offsets, dict):
-        raise PointError("clock_offsets must be a mapping {host: {offset_s, uncertainty_s}}, got %s"
-                         % type(clock_offsets).__name__)
-    offsets, uncertainty = {}, {}
-    for host, value in clock_offsets.items():
-        entry = value if isinstance(value, dict) else {"offset_s": value}
-        try:
-            offsets[host] = float(entry.get("offset_s"))
-            uncertainty[host] = float(entry.get("uncertainty_s") or 0.0)
-        except (TypeError, ValueError):
-            raise PointError("clock_offsets[%s]: offset_s must be a number of seconds, got %r"
-                             % (host, entry.get("offset_s"))) from None
-    return offsets, uncertainty
 
 
 def summary_line(label, metrics, valid, reasons):
