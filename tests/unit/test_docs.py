@@ -19,7 +19,11 @@ from conftest import ROOT
 
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_DOC = os.path.join(BIN, "ansible-doc")
-MODULES = sorted(os.path.basename(path)[:-3] for path in glob.glob(os.path.join(ROOT, "library", "*.py")))
+# Generic modules in library/, experiment-specific ones in their role's library/.
+MODULE_DIRS = {os.path.basename(path)[:-3]: os.path.relpath(os.path.dirname(path), ROOT)
+               for path in glob.glob(os.path.join(ROOT, "library", "*.py"))
+               + glob.glob(os.path.join(ROOT, "roles", "*", "library", "*.py"))}
+MODULES = sorted(MODULE_DIRS)
 ROLES = sorted(os.path.basename(os.path.dirname(os.path.dirname(path)))
                for path in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
 
@@ -44,9 +48,9 @@ def test_there_is_something_to_check():
 
 @pytest.mark.parametrize("module", MODULES)
 def test_module_documentation_renders(module):
-    text = rendered("module", module, ansible_doc("-M", "library", "-t", "module", module))
+    text = rendered("module", module, ansible_doc("-M", MODULE_DIRS[module], "-t", "module", module))
     assert f"MODULE {module}" in re.sub(r"\x1b\[[0-9;]*m", "", text), f"module {module}: unexpected ansible-doc output"
-    data = json.loads(rendered("module", module, ansible_doc("-M", "library", "-t", "module", "--json", module)))
+    data = json.loads(rendered("module", module, ansible_doc("-M", MODULE_DIRS[module], "-t", "module", "--json", module)))
     doc = data[module]["doc"]
     assert doc["module"] == module, f"module {module}: DOCUMENTATION names {doc['module']!r}"
     assert doc.get("short_description"), f"module {module}: no short_description"
