@@ -80,6 +80,9 @@ CASES = {
     "stress-ng": ("stress-ng", "stress-ng", "0.15.06"),
     "hping3": ("hping3", "hping3", "3.0.0-alpha-2"),
     "tc": ("tc", "tc", "6.1.0"),
+    "lftp": ("lftp", "lftp", "4.9.2"),
+    "postal": ("postal", "postal", "0.75"),
+    "xz": ("xz", "xz", "5.4.1"),
 }
 
 
@@ -107,6 +110,32 @@ def test_debian_docker_client():
 def test_httperf_probe_only_touches_loopback():
     args = tool_versions.KNOWN_TOOLS["httperf"]["args"]
     assert "--server=127.0.0.1" in args and "--num-conns=1" in args and "--timeout=1" in args
+
+
+def test_postal_runs_without_arguments():
+    # postal has no version option; with no arguments it prints its usage (and version), exit 1
+    assert tool_versions.KNOWN_TOOLS["postal"]["args"] == []
+    rc, out, err = captured("postal")
+    assert rc == 1 and out.startswith("Usage: postal")
+
+
+def test_hpcc_is_never_run_and_read_from_the_package():
+    host = FakeHost({"hpcc": "/usr/bin/hpcc", "dpkg-query": "/usr/bin/dpkg-query"},
+                    {"dpkg-query_hpcc": "dpkg-query_hpcc"}, with_timeout=True)
+    info = get_tool_version("hpcc", host.run_command, host.find_binary)
+    assert host.commands == [["/usr/bin/dpkg-query", "-W", "-f=${Version}", "hpcc"]]
+    assert info == {"version": "1.5.0", "path": "/usr/bin/hpcc", "source": "package",
+                    "command": ["/usr/bin/dpkg-query", "-W", "-f=${Version}", "hpcc"], "output": "1.5.0-3",
+                    "problem": None}
+
+
+def test_hpcc_without_its_package_is_null_with_a_reason():
+    host = FakeHost({"hpcc": "/usr/local/bin/hpcc", "dpkg-query": "/usr/bin/dpkg-query"}, {})
+    info = get_tool_version("hpcc", host.run_command, host.find_binary)
+    assert info["version"] is None and info["source"] is None
+    assert info["problem"] == ("hpcc has no version option and is not run; no installed package (hpcc) "
+                               "found by dpkg-query or rpm")
+    assert all(os.path.basename(command[0]) == "dpkg-query" for command in host.commands)
 
 
 def test_failing_version_command_falls_back_to_the_package():
