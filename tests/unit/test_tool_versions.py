@@ -5,7 +5,8 @@ import re
 
 import pytest
 import tool_versions
-from conftest import fixture_path, read_fixture
+import yaml
+from conftest import ROOT, fixture_path, read_fixture
 from helpers import run_module
 from tool_versions import (
     detect_virtualization,
@@ -235,3 +236,39 @@ def test_module_on_this_host():
     assert failed and "required tool(s) not installed" in out["msg"] and "no-such-tool-xyz" in out["msg"]
     failed, out = run_module(tool_versions, {"tools": ["rm -rf"]})
     assert failed and out["msg"] == "tool_versions: tool name 'rm -rf' is not a plain command name"
+
+
+# --- roles/bench_tools: its tool sets against the probes and the experiment roles -----------
+
+def role_defaults(role):
+    with open(os.path.join(ROOT, "roles", role, "defaults", "main.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+BENCH_SETS = role_defaults("bench_tools")["bench_tools_package_sets"]
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_SETS))
+def test_every_bench_tools_tool_has_its_own_probe(name):
+    tools = BENCH_SETS[name]["tools"]
+    assert tools and BENCH_SETS[name]["packages"]
+    assert [tool for tool in tools if tool not in tool_versions.KNOWN_TOOLS] == []
+
+
+@pytest.mark.parametrize("name,role,variable", [
+    ("lvs_client", "lvs_client", "lvs_client_packages"),
+    ("lvs_director", "lvs_director", "lvs_director_packages"),
+    ("lvs_real_server", "lvs_real_server", "lvs_real_server_packages_apache"),
+])
+def test_bench_tools_sets_hold_the_experiment_roles_packages(name, role, variable):
+    assert set(role_defaults(role)[variable]) <= set(BENCH_SETS[name]["packages"])
+
+
+def test_bench_tools_nfv_set_is_the_nfv_images_tools():
+    image = set(role_defaults("nfv_image")["nfv_image_packages"])
+    assert set(BENCH_SETS["nfv"]["packages"]) <= image
+    assert {"iperf3", "sockperf", "haproxy"} <= set(BENCH_SETS["nfv"]["tools"])
+
+
+def test_bench_tools_default_sets_exist():
+    assert set(role_defaults("bench_tools")["bench_tools_sets"]) <= set(BENCH_SETS)
