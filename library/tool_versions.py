@@ -26,7 +26,7 @@ options:
       - Tool names. Known ones have their own command and pattern - httperf, iperf3, iperf,
         fio, ab, sysbench, ipvsadm, haproxy, apache2, nginx, docker, lxc, lxd, podman,
         qemu-system-x86_64, ceph, zfs, mariadb, mysql, ping, sockperf, qperf, nuttcp,
-        stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, ssh.
+        stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, postal, xz, hpcc, ssh.
       - Any other name is run as C(<name> --version) and the first version-looking token is taken.
     type: list
     elements: str
@@ -43,6 +43,9 @@ options:
 notes:
   - C(httperf) has no print-and-exit version option; C(httperf -V) prints its version and then
     runs one connection to 127.0.0.1 port 9 (discard) with a one second timeout.
+  - C(postal) has no version option; it is run without arguments (it prints its usage, with its version, and exits).
+  - C(hpcc) is never run (it starts the benchmark whatever its arguments); its version comes from the
+    package manager only (C(source=package)).
   - C(docker) reports the client version (C(docker --version)); the daemon may differ.
 seealso:
   - module: result_store
@@ -156,7 +159,13 @@ KNOWN_TOOLS = {
     "ip": {"args": ["-V"], "patterns": [r"iproute2-(?:ss)?(\d[\w.]*)"], "packages": ["iproute2"]},
     "mpstat": {"args": ["-V"], "patterns": [r"^sysstat version (\d[\w.]*)"], "packages": ["sysstat"]},
     "keepalived": {"args": ["--version"], "patterns": [r"^Keepalived v(\d[\w.]*)"]},
-    "lftp": {"args": ["--version"], "patterns": [r"Version (\d[\w.]*)"]},
+    "lftp": {"args": ["--version"], "patterns": [r"^LFTP \| Version (\d[\w.]*)"]},
+    # postal has no version option: without arguments it prints its usage and "Postal Version:".
+    "postal": {"args": [], "patterns": [r"^Postal Version: (\d[\w.]*)"]},
+    "xz": {"args": ["--version"], "patterns": [r"^xz \(XZ Utils\) (\d[\w.]*)"], "packages": ["xz-utils"]},
+    # hpcc has no version option and starts the benchmark (writing hpccoutf.txt) whatever its
+    # arguments: its version is read from the package manager only.
+    "hpcc": {"package_only": True, "packages": ["hpcc"]},
     "ssh": {"args": ["-V"], "patterns": [r"^OpenSSH_(\d[\w.]*)"], "packages": ["openssh-client"]},
 }
 GENERIC_PATTERN = r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*(?:[-+~][\w.+~]+)?)"
@@ -225,7 +234,16 @@ def get_tool_version(tool, run_command, find_binary, timeout=10):
     if not path:
         info["problem"] = f"{tool} is not installed (not found in PATH or sbin)"
         return info
-    command = [path] + list(spec.get("args") or ["--version"])
+    packages = spec.get("packages") or [tool]
+    if spec.get("package_only"):
+        version, pkg_command, pkg_output = package_version(packages, run_command, find_binary)
+        if version:
+            info.update(version=version, source="package", command=pkg_command, output=pkg_output)
+        else:
+            info["problem"] = (f"{tool} has no version option and is not run; no installed package "
+                               f"({', '.join(packages)}) found by dpkg-query or rpm")
+        return info
+    command = [path] + list(spec["args"] if "args" in spec else ["--version"])
     wrapper = find_binary("timeout")
     full = ([wrapper, str(timeout)] + command) if wrapper else command
     rc, out, err = run_command(full)
@@ -239,7 +257,6 @@ def get_tool_version(tool, run_command, find_binary, timeout=10):
         return info
     what = f"exited {rc}" if rc else "printed no version"
     info["problem"] = f"{os.path.basename(path)} {' '.join(command[1:])} {what}: {_first_lines(output, 2) or '(no output)'}"
-    packages = spec.get("packages") or [tool]
     version, pkg_command, pkg_output = package_version(packages, run_command, find_binary)
     if version:
         info.update(version=version, source="package", command=pkg_command, output=pkg_output)

@@ -5,7 +5,8 @@ import re
 
 import pytest
 import tool_versions
-from conftest import fixture_path, read_fixture
+import yaml
+from conftest import ROOT, fixture_path, read_fixture
 from helpers import run_module
 from tool_versions import (
     detect_virtualization,
@@ -80,6 +81,9 @@ CASES = {
     "stress-ng": ("stress-ng", "stress-ng", "0.15.06"),
     "hping3": ("hping3", "hping3", "3.0.0-alpha-2"),
     "tc": ("tc", "tc", "6.1.0"),
+    "lftp": ("lftp", "lftp", "4.9.2"),
+    "postal": ("postal", "postal", "0.75"),
+    "xz": ("xz", "xz", "5.4.1"),
 }
 
 
@@ -107,6 +111,32 @@ def test_debian_docker_client():
 def test_httperf_probe_only_touches_loopback():
     args = tool_versions.KNOWN_TOOLS["httperf"]["args"]
     assert "--server=127.0.0.1" in args and "--num-conns=1" in args and "--timeout=1" in args
+
+
+def test_postal_runs_without_arguments():
+    # postal has no version option; with no arguments it prints its usage (and version), exit 1
+    assert tool_versions.KNOWN_TOOLS["postal"]["args"] == []
+    rc, out, err = captured("postal")
+    assert rc == 1 and out.startswith("Usage: postal")
+
+
+def test_hpcc_is_never_run_and_read_from_the_package():
+    host = FakeHost({"hpcc": "/usr/bin/hpcc", "dpkg-query": "/usr/bin/dpkg-query"},
+                    {"dpkg-query_hpcc": "dpkg-query_hpcc"}, with_timeout=True)
+    info = get_tool_version("hpcc", host.run_command, host.find_binary)
+    assert host.commands == [["/usr/bin/dpkg-query", "-W", "-f=${Version}", "hpcc"]]
+    assert info == {"version": "1.5.0", "path": "/usr/bin/hpcc", "source": "package",
+                    "command": ["/usr/bin/dpkg-query", "-W", "-f=${Version}", "hpcc"], "output": "1.5.0-3",
+                    "problem": None}
+
+
+def test_hpcc_without_its_package_is_null_with_a_reason():
+    host = FakeHost({"hpcc": "/usr/local/bin/hpcc", "dpkg-query": "/usr/bin/dpkg-query"}, {})
+    info = get_tool_version("hpcc", host.run_command, host.find_binary)
+    assert info["version"] is None and info["source"] is None
+    assert info["problem"] == ("hpcc has no version option and is not run; no installed package (hpcc) "
+                               "found by dpkg-query or rpm")
+    assert all(os.path.basename(command[0]) == "dpkg-query" for command in host.commands)
 
 
 def test_failing_version_command_falls_back_to_the_package():
@@ -206,3 +236,39 @@ def test_module_on_this_host():
     assert failed and "required tool(s) not installed" in out["msg"] and "no-such-tool-xyz" in out["msg"]
     failed, out = run_module(tool_versions, {"tools": ["rm -rf"]})
     assert failed and out["msg"] == "tool_versions: tool name 'rm -rf' is not a plain command name"
+
+
+# --- roles/bench_tools: its tool sets against the probes and the experiment roles -----------
+
+def role_defaults(role):
+    with open(os.path.join(ROOT, "roles", role, "defaults", "main.yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+BENCH_SETS = role_defaults("bench_tools")["bench_tools_package_sets"]
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_SETS))
+def test_every_bench_tools_tool_has_its_own_probe(name):
+    tools = BENCH_SETS[name]["tools"]
+    assert tools and BENCH_SETS[name]["packages"]
+    assert [tool for tool in tools if tool not in tool_versions.KNOWN_TOOLS] == []
+
+
+@pytest.mark.parametrize("name,role,variable", [
+    ("lvs_client", "lvs_client", "lvs_client_packages"),
+    ("lvs_director", "lvs_director", "lvs_director_packages"),
+    ("lvs_real_server", "lvs_real_server", "lvs_real_server_packages_apache"),
+])
+def test_bench_tools_sets_hold_the_experiment_roles_packages(name, role, variable):
+    assert set(role_defaults(role)[variable]) <= set(BENCH_SETS[name]["packages"])
+
+
+def test_bench_tools_nfv_set_is_the_nfv_images_tools():
+    image = set(role_defaults("nfv_image")["nfv_image_packages"])
+    assert set(BENCH_SETS["nfv"]["packages"]) <= image
+    assert {"iperf3", "sockperf", "haproxy"} <= set(BENCH_SETS["nfv"]["tools"])
+
+
+def test_bench_tools_default_sets_exist():
+    assert set(role_defaults("bench_tools")["bench_tools_sets"]) <= set(BENCH_SETS)
