@@ -23,13 +23,23 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
 import ipaddress
 import json
 import math
+import os
 import shlex
+import sys
 
 try:
     from ansible.errors import AnsibleFilterError
 except ImportError:  # pragma: no cover - only without ansible
     class AnsibleFilterError(Exception):
         pass
+
+# The controller's time line is shared with the modules (module_utils/testbed_collect.py,
+# which imports nothing from Ansible): loaded here as a plain module.
+_SHARED = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "module_utils"))
+if _SHARED not in sys.path:
+    sys.path.append(_SHARED)
+
+from testbed_collect import to_controller_time, to_host_time  # noqa: E402
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
 
@@ -165,9 +175,9 @@ def lvs_load_window(clients, offsets, now=None):
             start, end = float(doc["started"]), float(doc["finished"])
         except (ValueError, KeyError, TypeError):
             continue
-        offset = (offsets or {}).get(host, {}).get("offset_s", 0.0)
-        starts.append(start - offset)
-        ends.append(end - offset)
+        offset = (offsets or {}).get(host, {}).get("offset_s")
+        starts.append(to_controller_time(start, offset))
+        ends.append(to_controller_time(end, offset))
     if not starts:
         if now is None:
             _fail("lvs_load_window", "no client reported its start and end, and no fallback time was given")
@@ -188,13 +198,13 @@ def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/b
     if not prev:
         return ""
     offset = offset or {}
-    shift = float(offset.get("offset_s") or 0.0)
+    shift = offset.get("offset_s")
     margin = float(offset.get("uncertainty_s") or 0.0)
-    start, end = float(prev["start"]), float(prev["end"])
+    start, end = to_host_time(prev["start"], shift), to_host_time(prev["end"], shift)
     parts = []
     if is_director:
-        parts.append(f"{stats_cmd} --after {end + shift + margin:.3f} --zero;")
-    parts.append(f"echo '=== prev-cpu'; {window_cmd} -v start={start + shift:.3f} -v end={end + shift:.3f} "
+        parts.append(f"{stats_cmd} --after {end + margin:.3f} --zero;")
+    parts.append(f"echo '=== prev-cpu'; {window_cmd} -v start={start:.3f} -v end={end:.3f} "
                  f"{shlex.quote(sampler_log)};")
     return " ".join(parts)
 
