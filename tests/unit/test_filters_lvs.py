@@ -8,10 +8,12 @@ from lvs_compare import (
     lvs_clock_note,
     lvs_clock_offsets,
     lvs_collect_command,
+    lvs_health,
     lvs_host_results,
     lvs_load_window,
     lvs_loads,
     lvs_point_seconds,
+    lvs_probe_command,
     lvs_processes,
     lvs_real_servers,
     lvs_role_of,
@@ -103,3 +105,55 @@ def test_clock_note():
 
 def test_filter_module():
     assert "lvs_load_window" in FilterModule().filters()
+
+
+RS = [{"host": "w1", "address": "10.250.2.11", "port": 80, "weight": 1},
+      {"host": "w2", "address": "10.250.2.12", "port": 80, "weight": 1}]
+
+
+def _probe(role, body, failed=False, msg=""):
+    return {"role": role, "stdout": body, "failed": failed, "msg": msg}
+
+
+def test_probe_commands_probe_each_hop():
+    director = lvs_probe_command("director", "10.250.1.10", 80, RS)
+    assert "=== watchdog" in director and "NETDEV WATCHDOG" in director
+    assert "/dev/tcp/10.250.2.11/80" in director and "=== rs w2" in director
+    client = lvs_probe_command("client", "10.250.1.10", 80, RS)
+    assert "/dev/tcp/10.250.1.10/80" in client and "=== rs" not in client
+    assert lvs_probe_command("real_server", "10.250.1.10", 80, RS) == "echo '=== alive'; echo ok"
+
+
+def test_a_healthy_lab():
+    results = {"d": _probe("director", "=== alive\nok\n=== watchdog\n=== rs w1\nHTTP/1.1 200 OK\n=== rs w2\nHTTP/1.1 200 OK"),
+               "c1": _probe("client", "=== alive\nok\n=== vip\nHTTP/1.1 200 OK"),
+               "w1": _probe("real_server", "=== alive\nok"), "w2": _probe("real_server", "=== alive\nok")}
+    assert lvs_health(results, RS) == {"ok": True, "problems": []}
+
+
+def test_a_hung_director_nic_is_named_with_its_kernel_log_line():
+    line = "[  912.3] virtio_net virtio2 eth2: NETDEV WATCHDOG: CPU: 0: transmit queue 0 timed out 5120 ms"
+    results = {"d": _probe("director", f"=== alive\nok\n=== watchdog\n{line}\n=== rs w1\n\n=== rs w2\n"),
+               "c1": _probe("client", "=== alive\nok\n=== vip\n")}
+    health = lvs_health(results, RS)
+    assert health["ok"] is False
+    assert health["problems"][0] == {"component": "d", "evidence": "NIC transmit queue stalled, kernel log: " + line}
+    # the real servers behind the hung NIC do not answer either; the VIP line is left out (its cause is named)
+    assert [p["component"] for p in health["problems"]] == ["d", "w1", "w2"]
+
+
+def test_an_unreachable_host_and_a_dead_web_server():
+    results = {"d": _probe("director", "=== alive\nok\n=== watchdog\n=== rs w1\nbash: connect: Connection refused\n"
+                                       "=== rs w2\nHTTP/1.1 200 OK"),
+               "c1": _probe("client", "", failed=True, msg="Failed to connect to the host via ssh")}
+    health = lvs_health(results, RS)
+    assert health["problems"] == [
+        {"component": "c1", "evidence": "did not answer the health probe: Failed to connect to the host via ssh"},
+        {"component": "w1", "evidence": "d -> 10.250.2.11:80: bash: connect: Connection refused"}]
+
+
+def test_only_the_virtual_service_fails():
+    results = {"d": _probe("director", "=== alive\nok\n=== watchdog\n=== rs w1\nHTTP/1.1 200 OK\n=== rs w2\nHTTP/1.1 200 OK"),
+               "c1": _probe("client", "=== alive\nok\n=== vip\nbash: connect: No route to host")}
+    assert lvs_health(results, RS)["problems"] == [
+        {"component": "virtual service (via the director)", "evidence": "client c1 -> VIP: bash: connect: No route to host"}]
