@@ -105,7 +105,7 @@ def test_bad_layouts_are_refused(scenarios, kwargs, fragment):
 
 
 # ---------------------------------------------------------------------------
-# nfv_plan, nfv_cgroups
+# the NFV plan is the shared sweep_plan; nfv_cgroups
 # ---------------------------------------------------------------------------
 
 def test_the_sweep_plan_gives_the_nfv_order():

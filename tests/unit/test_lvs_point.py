@@ -1,4 +1,4 @@
-"""One LVS comparison point from REAL lab outputs (module_utils/testbed_lvs.py, library/lvs_point.py).
+"""One LVS comparison point from REAL lab outputs (roles/lvs_compare/module_utils/testbed_lvs.py, roles/lvs_compare/library/lvs_point.py).
 
 tests/fixtures/lvs/<case>/ holds what the sweep collects for one point, captured in the lab
 (director VM with kernel IPVS, 3 Apache real servers, 2 httperf clients, wrr weights 3:2:1,

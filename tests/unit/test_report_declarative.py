@@ -1,6 +1,6 @@
 """Declarative report specs of scripts/testbed_report.py: relative, overall_index, reference, sections.
 
-``relative`` must reproduce the NFV study tables that filter_plugins/testbed_nfv.py
+``relative`` must reproduce the NFV study tables that roles/nfv_measure/filter_plugins/nfv_measure.py
 derives from the real NFV chain points (tests/fixtures/nfv_chain); ``overall_index``
 the container study's Table 3.1 arithmetic from synthetic points whose means give
 the study's ratios.

@@ -2,7 +2,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """One measured point of the LVS scheduler comparison, from raw outputs to metrics.
 
-Pure functions (pytest imports them without a host); ``library/lvs_point.py``
+Pure functions (pytest imports them without a host); ``roles/lvs_compare/library/lvs_point.py``
 is the thin module that calls :func:`evaluate_point` and stores the result.
 
 A point's raw material:
