@@ -19,7 +19,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration molecule molecule-lab pin clean-results \
+.PHONY: help setup images test lint unit integration faults molecule molecule-lab pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -43,6 +43,10 @@ unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 
 integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report)
 	python -m pytest -q tests/integration
+
+faults:  ## fault injection on the LVS lab (VM killed, Apache stopped, container paused, link down, SIGINT, full disk); slow, needs root
+	./scripts/ensure-dockerd.sh
+	python -m pytest -v tests/faults $(FAULTS)
 
 molecule:  ## molecule test for every role scenario (SCENARIOS)
 	./scripts/ensure-dockerd.sh
