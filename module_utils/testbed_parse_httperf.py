@@ -38,6 +38,9 @@ FD_SETSIZE = 1024
 # A client at max_client_cpu_pct that achieved less than this share of the
 # requested rate is CPU-bound.
 CPU_RATE_RATIO = 0.97
+# Share of failed connections (%) from which, with no client-resource error, the
+# primary cause is that the service did not answer.
+SERVICE_FAILED_PCT = 50.0
 
 # One entry per report line: (what, pattern with named groups).  All anchored.
 LINES = (
@@ -230,14 +233,33 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
             "shorten --timeout, lower --rate or spread the load over more client processes (--client=i/N)"
             % (m["errors_fd_unavail"], m["errors_addrunavail"], m["errors_ftab_full"], FD_SETSIZE)))
 
+    # No reply, or most connections failed, with no client-resource error: the
+    # service did not answer. That is the primary cause, stated first. Failures
+    # above max_error_pct without client-resource errors also mean that a busy
+    # client CPU is httperf polling while it waits, not saturation.
+    errors = m["errors_total"]
+    error_share = 100.0 * errors / connections if connections else (100.0 if errors else 0.0)
+    server_side_failures = not client_limits and error_share > max_error_pct
+    service_failed = not client_limits and connections > 0 and (replies == 0 or error_share >= SERVICE_FAILED_PCT)
+    if service_failed:
+        invalidate(result, (
+            "the service did not answer: %d of %d connections failed (client-timo %d, socket-timo %d, connrefused %d, "
+            "connreset %d, other %d) and %d replies came back; the client ran out of no resource, so the server or "
+            "the path to it failed" % (errors, connections, m["errors_client_timo"], m["errors_socket_timo"],
+                                        m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
+
     # httperf's event loop polls: it shows ~100 % CPU even at trivial rates, so a
     # high CPU share only means saturation when the client also fell behind the
-    # requested rate (by more than 3 %) or ran out of descriptors.
+    # requested rate (by more than 3 %) or ran out of descriptors - and not
+    # when the service did not answer (httperf then polls on timeouts).
     cpu = m["client_cpu_total_pct"]
     target = m["requested_rate_per_s"]
     achieved = m["connection_rate_per_s"]
     client_cpu_saturated = False
-    if cpu >= max_client_cpu_pct:
+    if cpu >= max_client_cpu_pct and server_side_failures:
+        warn(result, "client CPU %s %%: httperf busy-polls while its connections wait for a service that does not "
+                     "answer; not a sign of client saturation" % _fmt(cpu))
+    elif cpu >= max_client_cpu_pct:
         behind = target is not None and not sessions and achieved < CPU_RATE_RATIO * target
         if behind or client_limits:
             client_cpu_saturated = True
@@ -262,7 +284,11 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
         warn(result, "--wsess/--wsesslog runs take --rate as sessions/s, so the achieved connection rate was "
                      "not compared with it; pass requested_rate to compare")
     elif target is not None and achieved < min_rate_ratio * target:
-        if client_limits or client_cpu_saturated:
+        if service_failed:
+            why = "the service did not answer (see the first reason)"
+        elif server_side_failures:
+            why = "%.1f %% of the connections failed on the server side (no client-resource error)" % error_share
+        elif client_limits or client_cpu_saturated:
             why = "the client was the bottleneck (client CPU %s %%, %d client-resource errors)" % (
                 _fmt(cpu), client_limits)
         else:
@@ -279,19 +305,18 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
         warn(result, "httperf issued %d of the %d connections asked for with --num-conns"
              % (connections, m["num_conns"]))
 
-    if replies == 0:
+    if replies == 0 and not service_failed:
         invalidate(result, "no replies received (connections %d, requests %d, errors %d): nothing was measured"
                    % (connections, requests, m["errors_total"]))
 
-    errors = m["errors_total"]
     if errors:
-        share = 100.0 * errors / connections if connections else 100.0
+        share = error_share
         detail = ("errors_total %d / connections %d = %.2f %% (client-timo %d, socket-timo %d, connrefused %d, "
                   "connreset %d, fd-unavail %d, addrunavail %d, ftab-full %d, other %d)"
                   % (errors, connections, share, m["errors_client_timo"], m["errors_socket_timo"],
                      m["errors_connrefused"], m["errors_connreset"], m["errors_fd_unavail"],
                      m["errors_addrunavail"], m["errors_ftab_full"], m["errors_other"]))
-        if share > max_error_pct:
+        if share > max_error_pct and not service_failed:
             invalidate(result, "errors dominate the run: %s, above max_error_pct %s %%" % (detail, _fmt(max_error_pct)))
         else:
             warn(result, "a small share of connections failed: %s" % detail)

@@ -108,8 +108,9 @@ def test_connrefused_is_invalid_with_placeholders_nulled():
         assert m[name] is None, name
     assert m["replies_per_s_derived"] == 0.0
     assert result["valid"] is False
-    assert "no replies received" in _reasons(result)
-    assert "errors_total 50 / connections 50 = 100.00 %" in _reasons(result)
+    # the primary cause first: nothing answered, and the client had every resource it needed
+    assert result["reasons"][0].startswith("the service did not answer: 50 of 50 connections failed (client-timo 0, "
+                                           "socket-timo 0, connrefused 50, connreset 0, other 0) and 0 replies came back")
 
 
 def test_client_timeouts_are_invalid():
@@ -124,6 +125,21 @@ def test_client_timeouts_are_invalid():
     assert "client-timo 40" in _reasons(result)
     # 13.6 conn/s achieved for 20 requested: the rate check names both numbers
     assert "13.6 conn/s is 68.0 % of the requested 20.0 conn/s" in _reasons(result)
+    assert result["reasons"][0].startswith("the service did not answer: 40 of 40 connections failed (client-timo 40")
+
+
+def test_a_service_that_does_not_answer_is_not_blamed_on_the_client_cpu():
+    """A dead path (the lab VM's hung NIC): httperf busy-polls on timeouts and falls behind the rate.
+
+    Its CPU is then no evidence of client saturation: the primary cause is the service.
+    """
+    result = _parse("client_timo.txt", requested_rate=20, max_client_cpu_pct=40)
+    assert result["valid"] is False
+    assert result["reasons"][0].startswith("the service did not answer")
+    assert "client CPU saturated" not in _reasons(result)
+    assert "the client was the bottleneck" not in _reasons(result)
+    assert "the service did not answer (see the first reason)" in _reasons(result)
+    assert "httperf busy-polls while its connections wait" in _warnings(result)
 
 
 def test_fd_unavail_blames_the_client():

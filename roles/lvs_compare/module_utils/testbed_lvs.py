@@ -220,6 +220,16 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     if results and len(results) < total_processes:
         reasons.append("%d of %d httperf processes gave no usable report; the totals are incomplete"
                        % (total_processes - len(results), total_processes))
+    # The primary cause first: no reply, or most connections failed, without any
+    # client-resource error means the service (or the path to it) did not answer.
+    client_limits = sum(metrics.get(k) or 0 for k in ("errors_fd_unavail", "errors_addrunavail", "errors_ftab_full"))
+    conns, replies = metrics.get("connections") or 0, metrics.get("replies")
+    error_pct = metrics.get("error_pct")
+    if results and not client_limits and conns and (replies == 0 or (error_pct or 0) >= 50.0):
+        reasons.insert(0, "the service did not answer: %d of %d connections failed (client-timo %d, connrefused %d, "
+                          "connreset %d) and %s replies came back, with no client-resource error"
+                       % (metrics.get("errors_total") or 0, conns, metrics.get("errors_client_timo") or 0,
+                          metrics.get("errors_connrefused") or 0, metrics.get("errors_connreset") or 0, replies))
     achieved = metrics.get("connection_rate_per_s")
     if achieved is not None and achieved < min_rate_ratio * requested_rate:
         reasons.append("the processes together achieved %.1f conn/s, %.1f %% of the requested %s conn/s "
