@@ -217,3 +217,18 @@ def test_fidelity_bad_input(args, fragment):
     with pytest.raises(AnsibleFilterError) as info:
         nfv_measure_filters.nfv_fidelity(*args)
     assert fragment in str(info.value)
+
+
+def test_nfv_health_names_every_container_that_is_not_running():
+    infos = [{"item": "nfv-client", "exists": True, "container": {"State": {"Running": True, "Paused": False}}},
+             {"item": "nfv-backend", "exists": False, "container": None},
+             {"item": "nfv-vnf1", "exists": True, "container": {"State": {"Running": False, "Status": "exited",
+                                                                          "ExitCode": 137}}},
+             {"item": "nfv-vnf2", "exists": True, "container": {"State": {"Running": True, "Paused": True}}}]
+    health = nfv_measure_filters.nfv_health(infos)
+    assert health["ok"] is False
+    assert health["problems"] == [
+        {"component": "nfv-backend", "evidence": "the container does not exist"},
+        {"component": "nfv-vnf1", "evidence": "the container is exited (exit code 137)"},
+        {"component": "nfv-vnf2", "evidence": "the container is paused"}]
+    assert nfv_measure_filters.nfv_health(infos[:1]) == {"ok": True, "problems": []}

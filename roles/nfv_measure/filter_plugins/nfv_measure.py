@@ -338,6 +338,24 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
     }
 
 
+def nfv_health(infos):
+    """``{ok, problems: [{component, evidence}]}`` from docker_container_info results (one per container)."""
+    problems = []
+    for info in infos or []:
+        name = info.get("item") or "?"
+        state = (info.get("container") or {}).get("State") if info.get("exists", True) else None
+        if info.get("failed"):
+            problems.append({"component": name, "evidence": "could not be inspected: " + str(info.get("msg", ""))})
+        elif not state:
+            problems.append({"component": name, "evidence": "the container does not exist"})
+        elif not state.get("Running"):
+            problems.append({"component": name, "evidence": "the container is {} (exit code {})".format(
+                state.get("Status", "not running"), state.get("ExitCode"))})
+        elif state.get("Paused"):
+            problems.append({"component": name, "evidence": "the container is paused"})
+    return {"ok": not problems, "problems": problems}
+
+
 def _json_text(value):
     import json
     return json.dumps(value, indent=4, sort_keys=True)
@@ -349,6 +367,7 @@ class FilterModule:
     def filters(self):
         return {
             "nfv_point": nfv_point,
+            "nfv_health": nfv_health,
             "nfv_study_tables": nfv_study_tables,
             "nfv_fidelity": nfv_fidelity,
         }
