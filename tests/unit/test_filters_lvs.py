@@ -1,7 +1,9 @@
 """Filters of the LVS experiment role (roles/lvs_compare/filter_plugins/lvs_compare.py)."""
 import json
+import os
 
 import pytest
+import yaml
 from lvs_compare import (
     AnsibleFilterError,
     FilterModule,
@@ -91,6 +93,12 @@ def test_collect_command_shifts_times_into_the_host_clock():
     assert "-v start=99.500 -v end=139.500" in director
     other = lvs_collect_command(prev, False, {})
     assert "lvs-director-stats" not in other and "-v start=100.000 -v end=140.000" in other
+    # The sampler's log in its private work directory, as roles/cpu_sampler/defaults/main.yml has it.
+    assert other.endswith(" /var/lib/testbed/cpu-sampler/samples.log;")
+    defaults = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "cpu_sampler", "defaults", "main.yml")
+    with open(defaults, encoding="utf-8") as handle:
+        sampler = yaml.safe_load(handle)
+    assert other.endswith(" %s/%s;" % (sampler["cpu_sampler_dir"], sampler["cpu_sampler_log"]))
     assert lvs_collect_command(None, True) == ""
 
 

@@ -7,12 +7,20 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 
 def _lines(host):
-    return host.file("/var/tmp/testbed-cpu-sampler/samples.log").content_string.splitlines()
+    return host.file("/var/lib/testbed/cpu-sampler/samples.log").content_string.splitlines()
 
 
 def test_installed(host):
     assert host.file("/usr/local/bin/testbed-cpu-sampler").mode == 0o755
     assert host.file("/usr/local/bin/testbed-cpu-window").mode == 0o755
+
+
+def test_private_work_directory(host):
+    parent, workdir = host.file("/var/lib/testbed"), host.file("/var/lib/testbed/cpu-sampler")
+    assert parent.is_directory and parent.mode == 0o755 and parent.user == "root"
+    assert workdir.is_directory and not workdir.is_symlink
+    assert workdir.mode == 0o700 and workdir.user == "root" and workdir.group == "root"
+    assert host.file("/var/lib/testbed/cpu-sampler/samples.log").mode == 0o600
 
 
 def test_log_header_and_samples(host):
@@ -24,7 +32,7 @@ def test_log_header_and_samples(host):
     stamps = [float(s[0]) for s in samples]
     assert stamps == sorted(stamps)
     assert all(s[2] == "cpu" and len(s) >= 7 for s in samples)
-    assert not host.file("/var/tmp/testbed-cpu-sampler/sampler.pid").exists
+    assert not host.file("/var/lib/testbed/cpu-sampler/sampler.pid").exists
 
 
 def _window(host, name):
@@ -35,7 +43,7 @@ def _window(host, name):
 
 
 def _sampled(host, start, end):
-    out = host.check_output("testbed-cpu-window -v start=%.3f -v end=%.3f /var/tmp/testbed-cpu-sampler/samples.log"
+    out = host.check_output("testbed-cpu-window -v start=%.3f -v end=%.3f /var/lib/testbed/cpu-sampler/samples.log"
                             % (start, end))
     sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
     import conftest  # noqa: F401  (makes ansible.module_utils.testbed_* importable)

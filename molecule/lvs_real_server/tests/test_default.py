@@ -31,6 +31,16 @@ def test_default_route_set_by_the_unit(host):
     assert route.split()[2] == gateway
 
 
+def test_management_route_added_before_the_default_route(host):
+    script = host.file("/usr/local/sbin/lvs-real-server-net").content_string
+    gateway = script.split("ip route replace default via ")[1].split()[0]
+    management = "ip route replace 198.51.100.123/32 via %s" % gateway
+    assert management in script
+    assert script.index(management) < script.index("ip route replace default via")
+    route = host.run("ip -4 -o route show 198.51.100.123/32").stdout.split()
+    assert route[:3] == ["198.51.100.123", "via", gateway]
+
+
 @pytest.mark.parametrize("path", ["/etc/apache2/mods-enabled/mpm_prefork.load"])
 def test_apache_prefork_with_limits(host, path):
     if not host.package("apache2").is_installed:

@@ -186,7 +186,7 @@ def lvs_load_window(clients, offsets, now=None):
 
 
 def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/bin/testbed-cpu-window",
-                        sampler_log="/var/tmp/testbed-cpu-sampler/samples.log",
+                        sampler_log="/var/lib/testbed/cpu-sampler/samples.log",
                         stats_cmd="/usr/local/sbin/lvs-director-stats"):
     """The shell line that prints what the previous point left on this host.
 
