@@ -5,6 +5,7 @@
 #                             [--vip 10.250.1.10] [--clients "lvs-client1 lvs-client2"]
 #                             [--processes 2] [--console /var/lib/testbed/lab/lvs-director.console.log]
 #                             [--pidfile /var/lib/testbed/lab/lvs-director.pid] [--keep-going]
+#                             [--monitor /var/lib/testbed/lab/lvs-director.monitor] [--state-only]
 #
 # Runs httperf in the lab's client containers (docker exec) against the lab VIP
 # only, in chunks of --chunk-seconds, split over clients x processes (the
@@ -18,6 +19,9 @@
 #   chunk  elapsed_s  vm_uptime_s  conns  replies  errors  watchdog_lines
 # and a last line "RESULT hang=<0|1> load_s=<seconds of load> conns=<total>
 # replies=<total> errors=<total> first_hang_vm_s=<VM age at the first hang or ->".
+# At the first hang, when qemu's monitor socket exists, the state of every
+# virtio-net queue (qemu's indexes and the guest's avail/used rings) is printed
+# first, as lines starting with "vq ". --state-only prints just that and exits.
 # Exit status: 0 no hang, 3 hang seen, 1 usage or setup error.
 set -euo pipefail
 
@@ -31,8 +35,10 @@ console=/var/lib/testbed/lab/lvs-director.console.log
 pidfile=/var/lib/testbed/lab/lvs-director.pid
 keep_going=0
 timeout_s=5
+monitor=/var/lib/testbed/lab/lvs-director.monitor
+state_only=0
 
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
@@ -44,10 +50,55 @@ while [ $# -gt 0 ]; do
     --console) console=$2; shift 2 ;;
     --pidfile) pidfile=$2; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
+    --monitor) monitor=$2; shift 2 ;;
+    --state-only) state_only=1; shift ;;
     -h | --help) usage ;;
     *) echo "unknown argument: $1" >&2; usage ;;
   esac
 done
+
+# Every virtio-net queue as qemu sees it (last_avail_idx, used_idx, ...) and as
+# the guest left it in memory (avail and used ring: flags, idx), read through
+# qemu's human monitor. Read-only.
+vq_state() {
+  [ -S "$monitor" ] || { echo "vq no monitor socket $monitor"; return 0; }
+  python3 - "$monitor" <<'PY' || echo "vq monitor query failed"
+import re, socket, sys
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(sys.argv[1])
+sock.settimeout(5)
+def cmd(line=None):
+    if line is not None:
+        sock.sendall((line + "\n").encode())
+    out = b""
+    while not out.endswith(b"(qemu) "):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        out += chunk
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.decode(errors="replace")).replace("\r", "")
+    # drop the echoed command line and the prompt
+    return text.split("\n", 1)[-1].rsplit("\n", 1)[0] if line is not None else text
+cmd()
+for path in re.findall(r"^(/\S+) \[virtio-net\]", cmd("info virtio"), re.M):
+    for queue in (0, 1):
+        status = cmd("info virtio-queue-status %s %d" % (path, queue))
+        fields = dict(re.findall(r"^\s+(\w+):\s+(\S+)", status, re.M))
+        if "avail" not in fields or "used" not in fields:
+            print("vq %s %d: %s" % (path, queue, " ".join(status.split())))
+            continue
+        ring = {}
+        for name in ("avail", "used"):
+            dump = cmd("xp /2hx %s" % fields[name])
+            ring[name] = " ".join(str(int(v, 16)) for v in re.findall(r"\b0x[0-9a-f]{4}\b", dump.split(":", 1)[-1]))
+        print("vq %s %s: inuse=%s last_avail_idx=%s shadow_avail_idx=%s used_idx=%s signalled_used=%s"
+              " guest avail(flags idx)=%s used(flags idx)=%s"
+              % (path, "tx" if queue else "rx", fields.get("inuse"), fields.get("last_avail_idx"),
+                 fields.get("shadow_avail_idx"), fields.get("used_idx"), fields.get("signalled_used"),
+                 ring["avail"], ring["used"]))
+PY
+}
+if [ "$state_only" -eq 1 ]; then vq_state; exit 0; fi
 
 for n in "$minutes" "$rate" "$chunk" "$processes"; do
   [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ] || { echo "--minutes, --rate, --chunk-seconds, --processes: positive integers" >&2; exit 1; }
@@ -106,8 +157,8 @@ while [ "$(( $(date +%s) + chunk ))" -le "$end" ]; do
   w=$(watchdogs)
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$(( $(date +%s) - start ))" "$(vm_age)" "$conns" "$replies" "$errors" "$w"
   if [ "$w" -gt 0 ]; then
+    if [ "$hang" -eq 0 ]; then first_hang=$(vm_age); vq_state; fi
     hang=1
-    [ "$first_hang" = - ] && first_hang=$(vm_age)
     [ "$keep_going" -eq 1 ] || break
   fi
 done
