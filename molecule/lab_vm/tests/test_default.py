@@ -57,3 +57,27 @@ def test_guest_clock_close_to_the_host(host, guest):
     guest_now = float(guest.check_output("date +%s.%N"))
     after = time.time()
     assert before - 0.5 <= guest_now <= after + 0.5
+
+
+def test_qemu_monitor_socket_answers(host):
+    import re
+    import socket
+    path = STATE + "/lab-vm-molecule.monitor"
+    assert host.file(path).is_socket
+    assert host.file(path).mode & 0o002 == 0  # not connectable by other users
+    sock = socket.socket(socket.AF_UNIX)
+    sock.settimeout(10)
+    sock.connect(path)
+    out = b""
+    try:
+        while not out.endswith(b"(qemu) "):
+            out += sock.recv(65536)
+        sock.sendall(b"info virtio\n")
+        out = b""
+        while not out.endswith(b"(qemu) "):
+            out += sock.recv(65536)
+    finally:
+        sock.close()
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out.decode(errors="replace"))
+    # the management NIC and the one lab NIC of this scenario
+    assert len(re.findall(r"^/\S+ \[virtio-net\]", text, re.M)) == 2
