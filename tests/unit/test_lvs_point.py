@@ -12,6 +12,7 @@ tests/fixtures/lvs/<case>/ holds what the sweep collects for one point, captured
 ``wrr-dead-web2`` is the same load with the lvs-web2 container stopped (docker stop): IPVS
 still sends it a third of the connections, which time out at the client.
 """
+import glob
 import json
 import os
 
@@ -260,6 +261,25 @@ def test_module_dead_real_server_invalid(tmp_path):
     # the processes' own verdicts are folded in, named after their source
     assert any(r.startswith("httperf.lvs-client1.0: ") for r in result["reasons"])
     assert "INVALID" in result["msg"]
+
+
+def test_module_holds_back_a_point_with_errors_for_the_lab_check(tmp_path):
+    """hold_suspect: a point with failed connections is returned unwritten (the sweep probes the lab first)."""
+    args = _args(tmp_path, "wrr-dead-web2", dead="lvs-web2")
+    args["hold_suspect"] = True
+    failed, result = run_module(lvs_point, args)
+    assert failed is False, result
+    assert result["held"] is True and result["changed"] is False and result["path"] is None
+    held = result["result"]
+    assert held["suspect"] is True and held["valid"] is False
+    assert held["metrics"]["errors_total"] == 200 and held["point"]["variant"] == "wrr"
+    assert "httperf.lvs-client1.0.txt" in held["raw"] and held["environment"]["controller"]
+    assert not glob.glob(os.path.join(str(tmp_path), "**", "wrr__*.json"), recursive=True)
+    # a clean point is written as before
+    args = _args(tmp_path, "wrr-weighted-60")
+    args["hold_suspect"] = True
+    failed, result = run_module(lvs_point, args)
+    assert failed is False and result["held"] is False and os.path.exists(result["path"])
 
 
 def test_module_check_mode_writes_nothing(tmp_path):

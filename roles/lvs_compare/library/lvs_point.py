@@ -28,6 +28,13 @@ options:
   run_dir:
     description: Run directory returned by M(result_run) (needed when I(store=true)).
     type: path
+  hold_suspect:
+    description:
+      - With I(store=true), do not write a point that is invalid or had failed connections; return it as
+        RV(result) with RV(held=true) instead, so that the caller can first check the lab (a point measured
+        across a broken lab component is a fault, stored apart, not a result).
+    type: bool
+    default: false
   point:
     description: The planned point, a mapping with C(variant), C(parameters) and C(repetition).
     type: dict
@@ -145,6 +152,16 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+held:
+  description: The point was not written (I(hold_suspect) and it is invalid or had failed connections).
+  returned: success
+  type: bool
+result:
+  description:
+    - When RV(held), the point as M(result_store) takes it (point, metrics, valid, reasons, warnings, sources,
+      raw, extra, environment, started_at, finished_at, suspect); null otherwise.
+  returned: success
+  type: dict
 point_id:
   description: Id of the point.
   returned: success
@@ -224,12 +241,14 @@ def main():
             label=dict(type="str", default=""),
             extra=dict(type="dict"),
             store=dict(type="bool", default=True),
+            hold_suspect=dict(type="bool", default=False),
             overwrite=dict(type="bool", default=False),
         ),
         required_if=[("store", True, ("run_dir",))],
         supports_check_mode=True,
     )
     p = module.params
+    held, held_result = False, None
     try:
         result = evaluate_point(
             p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
@@ -242,7 +261,16 @@ def main():
         extra["details"] = result["details"]
         path = None
         ident = point_id(p["point"].get("variant"), p["point"].get("parameters"), p["point"].get("repetition", 1))
-        if p["store"]:
+        errors = result["metrics"].get("errors_total") or 0
+        held = bool(p["hold_suspect"]) and (not valid or errors > 0)
+        if held:
+            # Not written: the caller checks the lab first (a lab fault is not a result).
+            held_result = {
+                "point": p["point"], "metrics": result["metrics"], "valid": valid, "reasons": reasons,
+                "warnings": warnings, "sources": result["sources"], "raw": result["raw"], "extra": extra,
+                "environment": with_controller(p["environment"]), "started_at": result["started"],
+                "finished_at": result["finished"], "suspect": True}
+        if p["store"] and not held:
             document = store_point(
                 os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
                 with_controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
@@ -258,7 +286,9 @@ def main():
     except OSError as exc:
         module.fail_json(msg="lvs_point: cannot write in run_dir %s: %s" % (p["run_dir"], exc))
     module.exit_json(
-        changed=bool(p["store"]) and not module.check_mode,
+        changed=bool(p["store"]) and not held and not module.check_mode,
+        held=held,
+        result=held_result if held else None,
         point_id=ident,
         path=path,
         valid=valid,
