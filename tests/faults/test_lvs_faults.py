@@ -61,7 +61,10 @@ def run_with_fault(results, inject, delay_s=8, *extra, timeout_s=1500):
         if proc.poll() is None:
             proc.kill()
     thread.join(10)
-    return proc.returncode, "".join(lines)
+    output = "".join(lines)
+    with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
+        handle.write(output)   # kept beside the results for a look at what happened
+    return proc.returncode, output
 
 
 def run_docs(results):

@@ -127,6 +127,8 @@ def test_probe_commands_probe_each_hop():
     director = lvs_probe_command("director", "10.250.1.10", 80, RS)
     assert "=== watchdog" in director and "NETDEV WATCHDOG" in director
     assert "/dev/tcp/10.250.2.11/80" in director and "=== rs w2" in director
+    # an answer without a newline (head -c) must not swallow the next section's header
+    assert director.count("; echo;") + director.endswith("; echo") >= 2
     client = lvs_probe_command("client", "10.250.1.10", 80, RS)
     assert "/dev/tcp/10.250.1.10/80" in client and "=== rs" not in client
     assert lvs_probe_command("real_server", "10.250.1.10", 80, RS) == "echo '=== alive'; echo ok"

@@ -243,11 +243,11 @@ def lvs_probe_command(role, vip, port, real_servers, timeout=3):
                 "&& head -c 15 <&3' 2>&1 | head -1 || echo FAILED").format(t=int(timeout), a=address, p=int(port))
     lines = ["echo '=== alive'; echo ok"]
     if role == "client":
-        lines.append(f"echo '=== vip'; {http(vip)}")
+        lines.append(f"echo '=== vip'; {http(vip)}; echo")
     if role == "director":
         lines.append("echo '=== watchdog'; (dmesg 2>/dev/null || true) | grep 'NETDEV WATCHDOG' | tail -n 2")
         for server in real_servers or []:
-            lines.append(f"echo '=== rs {server['host']}'; {http(server['address'])}")
+            lines.append(f"echo '=== rs {server['host']}'; {http(server['address'])}; echo")
     return "; ".join(lines)
 
 
