@@ -524,6 +524,62 @@ def metric_series(docs, metric, valid_only=False, skip_missing=False):
     return out
 
 
+def _fmt_sig(value, digits=4):
+    """``value`` with about ``digits`` significant digits (N/A for None)."""
+    if value is None:
+        return "N/A"
+    if value == 0:
+        return "0"
+    decimals = max(0, min(6, digits - 1 - int(math.floor(math.log10(abs(value))))))
+    return f"{value:.{decimals}f}"
+
+
+def fidelity_check(direct, harness, tolerance_pct=5.0, direct_scale=1.0, direct_label="the tool run directly",
+                   harness_label="the harness", unit="", filter_name="fidelity_check"):
+    """Compare a tool run by hand (``direct`` values x ``direct_scale``) with the harness's figures.
+
+    Both are lists of one metric in the same unit once scaled.  Returns
+    ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, direct_n,
+    harness_n, harness_spread_pct, direct_spread_pct, sentence}``, where the
+    difference is ``pct_change(direct mean, harness mean)`` and the spreads
+    ((max - min) / mean of each side's repetitions) show the machine's own
+    run-to-run noise the difference has to be read against.
+    """
+    fname = filter_name
+    if not _is_sequence(direct) or not list(direct):
+        raise AnsibleFilterError(f"{fname}: direct must be a non-empty list of values, got {direct!r}")
+    try:
+        scale = float(direct_scale)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError(f"{fname}: direct_scale must be a number, got {direct_scale!r}") from None
+    direct = [_number(fname, v, "direct value") * scale for v in direct]
+    if not _is_sequence(harness) or not list(harness):
+        raise AnsibleFilterError(f"{fname}: harness must be a non-empty list of values, got {harness!r}")
+    try:
+        tolerance = float(tolerance_pct)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError(f"{fname}: tolerance_pct must be a number, got {tolerance_pct!r}") from None
+    if not tolerance > 0:
+        raise AnsibleFilterError(f"{fname}: tolerance_pct must be > 0, got {tolerance_pct!r}")
+    d = summary(list(direct))
+    h = summary(_numbers(fname, harness, "harness values"))
+    diff = pct_change(d["mean"], h["mean"])
+    passed = abs(diff) <= tolerance
+    spread_h = (h["max"] - h["min"]) / h["mean"] * 100.0 if h["n"] > 1 and h["mean"] else None
+    spread_d = (d["max"] - d["min"]) / d["mean"] * 100.0 if d["n"] > 1 and d["mean"] else None
+    unit = f" {unit}" if unit else ""
+    sentence = ("Fidelity check {}: {} gave {}{} (n={}), {} {}{} (n={}); difference {:+.2f} % "
+                "(tolerance \u00b1{:g} %).").format(
+        "passed" if passed else "FAILED", direct_label, _fmt_sig(d["mean"]), unit, d["n"], harness_label,
+        _fmt_sig(h["mean"]), unit, h["n"], diff, tolerance)
+    if spread_h is not None and spread_d is not None:
+        sentence += (" Run-to-run spread (max \u2212 min) / mean on this machine: harness {:.1f} %, direct {:.1f} %."
+                     ).format(spread_h, spread_d)
+    return {"direct_mean": d["mean"], "harness_mean": h["mean"], "difference_pct": diff,
+            "tolerance_pct": tolerance, "passed": passed, "direct_n": d["n"], "harness_n": h["n"],
+            "harness_spread_pct": spread_h, "direct_spread_pct": spread_d, "sentence": sentence}
+
+
 class FilterModule:
     """Statistics filters for testbed results."""
 
@@ -539,4 +595,5 @@ class FilterModule:
             "metric_series": metric_series,
             "non_negative_metric": non_negative_metric,
             "clip_interval": clip_interval,
+            "fidelity_check": fidelity_check,
         }

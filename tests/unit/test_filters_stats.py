@@ -422,7 +422,7 @@ def test_filter_module_exports_every_filter():
     filters = st.FilterModule().filters()
     assert sorted(filters) == sorted(["summary", "pct_change", "pct_drop", "ratio_to", "overall_index",
                                       "welch_test", "jain_index", "metric_series", "non_negative_metric",
-                                      "clip_interval"])
+                                      "clip_interval", "fidelity_check"])
     assert filters["overall_index"] is st.overall_index
 
 
@@ -448,3 +448,38 @@ def test_filters_work_in_ansible():
     res = subprocess.run(bad, cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert res.returncode != 0
     assert "summary: values is empty" in res.stdout + res.stderr
+
+
+# ---------------------------------------------------------------------------
+# fidelity_check (the harness against the tool run by hand)
+# ---------------------------------------------------------------------------
+
+def test_fidelity_check_passes_within_tolerance():
+    from testbed_stats import fidelity_check
+    out = fidelity_check([1000.0, 1010.0], [990.0, 1000.0], 5, direct_label="sysbench by hand",
+                         harness_label="the harness's figure", unit="events/s")
+    assert out["passed"] and out["direct_n"] == 2 and out["harness_n"] == 2
+    assert out["difference_pct"] == pytest.approx((1005.0 - 995.0) / 995.0 * 100)
+    assert out["sentence"].startswith("Fidelity check passed: sysbench by hand gave 1005 events/s (n=2), "
+                                      "the harness's figure 995.0 events/s (n=2); difference +1.01 %")
+
+
+def test_fidelity_check_fails_outside_tolerance_and_scales():
+    from testbed_stats import fidelity_check
+    out = fidelity_check([2e9], [1.5], 5, direct_scale=1e-9, unit="Gbit/s")
+    assert not out["passed"] and out["difference_pct"] == pytest.approx(33.333333)
+    assert "FAILED" in out["sentence"] and "spread" not in out["sentence"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (([], [1.0]), "direct must be a non-empty list"),
+    (([1.0], []), "harness must be a non-empty list"),
+    (([1.0], [1.0], 0), "tolerance_pct must be > 0"),
+    (([None], [1.0]), "direct value is None"),
+    (([1.0], [1.0], 5, "x"), "direct_scale must be a number"),
+])
+def test_fidelity_check_refuses(args, message):
+    from testbed_stats import fidelity_check
+    with pytest.raises(AnsibleFilterError, match="fidelity_check") as err:
+        fidelity_check(*args)
+    assert message in str(err.value)

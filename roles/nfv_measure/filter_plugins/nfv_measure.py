@@ -176,45 +176,15 @@ def nfv_study_tables(docs, scenarios, baseline="baseline", include_invalid=False
 
 def nfv_fidelity(direct, harness, tolerance_pct=5.0, direct_scale=1.0):
     """Compare iperf3 run by hand (``direct`` values x ``direct_scale`` = Gbit/s) with the
-    harness's baseline throughputs (Gbit/s).
+    harness's baseline throughputs (Gbit/s): the shared ``fidelity_check``.
 
-    Returns ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, sentence}``
+    Returns ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, sentence, ...}``
     where difference = pct_change(direct mean, harness mean).
     """
-    fname = "nfv_fidelity"
-    if not isinstance(direct, (list, tuple)) or not direct:
-        _fail(fname, f"direct must be a non-empty list of throughputs, got {direct!r}")
-    try:
-        scale = float(direct_scale)
-    except (TypeError, ValueError):
-        _fail(fname, f"direct_scale must be a number, got {direct_scale!r}")
-    direct = [stats._number(fname, v, "direct value") * scale for v in direct]
-    if not isinstance(harness, (list, tuple)) or not harness:
-        _fail(fname, f"harness must be a non-empty list of throughputs, got {harness!r}")
-    try:
-        tolerance = float(tolerance_pct)
-    except (TypeError, ValueError):
-        _fail(fname, f"tolerance_pct must be a number, got {tolerance_pct!r}")
-    if not tolerance > 0:
-        _fail(fname, f"tolerance_pct must be > 0, got {tolerance_pct!r}")
-    d = stats.summary(list(direct))
-    h = stats.summary(list(harness))
-    diff = stats.pct_change(d["mean"], h["mean"])
-    passed = abs(diff) <= tolerance
-    # For scale: how far the repetitions of each side spread ((max - min) / mean), i.e. the
-    # machine's own run-to-run noise that the difference has to be read against.
-    spread_h = (h["max"] - h["min"]) / h["mean"] * 100.0 if h["n"] > 1 and h["mean"] else None
-    spread_d = (d["max"] - d["min"]) / d["mean"] * 100.0 if d["n"] > 1 and d["mean"] else None
-    sentence = ("Fidelity check {}: iperf3 run directly (plain docker exec, no harness) on the baseline's client "
-                "and backend gave {} Gbit/s (n={}), the harness's baseline {} Gbit/s (n={}); difference {:+.2f} % "
-                "(tolerance \u00b1{:g} %).").format(
-        "passed" if passed else "FAILED", _fmt(d["mean"], 4), d["n"], _fmt(h["mean"], 4), h["n"], diff, tolerance)
-    if spread_h is not None and spread_d is not None:
-        sentence += (" Run-to-run spread (max \u2212 min) / mean on this machine: harness {:.1f} %, direct {:.1f} %."
-                     ).format(spread_h, spread_d)
-    return {"direct_mean": d["mean"], "harness_mean": h["mean"], "difference_pct": diff,
-            "tolerance_pct": tolerance, "passed": passed, "direct_n": d["n"], "harness_n": h["n"],
-            "harness_spread_pct": spread_h, "direct_spread_pct": spread_d, "sentence": sentence}
+    return stats.fidelity_check(
+        direct, harness, tolerance_pct, direct_scale,
+        direct_label="iperf3 run directly (plain docker exec, no harness) on the baseline's client and backend",
+        harness_label="the harness's baseline", unit="Gbit/s", filter_name="nfv_fidelity")
 
 
 _PEER = re.compile(r"Accepted connection from ([0-9.]+)")

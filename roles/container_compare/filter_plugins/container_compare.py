@@ -1,0 +1,327 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the container-vs-native experiment role (roles/container_compare).
+
+* ``cc_variants``: the variants of a run from the inventory's guest hosts;
+* ``cc_workloads``: the sweep matrix's ``workloads`` from the settings;
+* ``cc_point``: one point's result (the workload's metrics with units, the
+  verdict, raw outputs, the runtime fingerprint) from its tool runs;
+* ``cc_report``: the report specification (sections per workload, the overall
+  index of study A's Table 3.1, the studies' figures as a labelled reference).
+
+Pure functions (tests/unit/test_filters_container_compare.py); bad input raises
+``AnsibleFilterError`` naming the filter and the bad value. Generic pieces
+(``workload_result``, the statistics) come from the shared filter_plugins/.
+"""
+
+import os
+import sys
+
+try:
+    from ansible.errors import AnsibleFilterError
+except ImportError:  # pragma: no cover - only without ansible
+    class AnsibleFilterError(Exception):
+        pass
+
+_SHARED = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "filter_plugins"))
+if _SHARED not in sys.path:
+    sys.path.insert(0, _SHARED)
+
+import testbed_sweep as sweep  # noqa: E402
+
+VARIANTS = ("native", "docker", "podman", "lxc", "lxd", "kvm")
+
+# Every workload: the tool that measures it, where it runs (guest: inside the
+# variant's guest; client: on the host, against the guest's services), the
+# metrics a point keeps (new name: [parser metric, factor]) and the report's
+# x parameter (None: one column).
+WORKLOADS = {
+    "web": {"tool": "ab", "runs_in": "client", "x": "concurrency", "metrics": {
+        "requests_per_s": ["requests_per_s", 1], "time_per_request_ms": ["time_per_request_ms", 1],
+        "p50_ms": ["p50_ms", 1], "p99_ms": ["p99_ms", 1], "failed_requests": ["failed_requests", 1],
+        "transfer_rate_kb_s": ["transfer_rate_kb_s", 1]}},
+    "ftp": {"tool": "lftp", "runs_in": "client", "x": "direction", "metrics": {
+        "rate_mb_s": ["rate_mb_s", 1], "total_s": ["seconds", 1], "bytes": ["bytes", 1],
+        "first_byte_ms": ["first_byte_s", 1000]}},
+    "mail": {"tool": "postal", "runs_in": "client", "x": None, "metrics": {
+        "messages_per_min": ["messages_per_minute", 1], "messages": ["messages", 1], "errors": ["errors", 1]}},
+    "cpu": {"tool": "sysbench", "runs_in": "guest", "x": "threads", "metrics": {
+        "events_per_s": ["events_per_s", 1], "latency_avg_ms": ["latency_avg_ms", 1],
+        "latency_p95_ms": ["latency_p95_ms", 1]}},
+    "compress": {"tool": "xz", "runs_in": "guest", "x": "threads", "metrics": {
+        "compress_mb_s": ["mb_per_s", 1], "ratio": ["ratio", 1], "total_s": ["seconds", 1]}},
+    "hpcc": {"tool": "hpcc", "runs_in": "guest", "x": None, "metrics": {
+        "hpl_gflops": ["hpl_gflops", 1], "stream_copy_gb_s": ["stream_copy_gb_s", 1],
+        "stream_scale_gb_s": ["stream_scale_gb_s", 1], "stream_add_gb_s": ["stream_add_gb_s", 1],
+        "stream_triad_gb_s": ["stream_triad_gb_s", 1], "random_access_gups": ["random_access_gups", 1]}},
+    "memory": {"tool": "sysbench", "runs_in": "guest", "x": "operation", "metrics": {
+        "memory_mib_s": ["transfer_mib_s", 1], "operations_per_s": ["operations_per_s", 1]}},
+    "disk": {"tool": "fio", "runs_in": "guest", "x": "pattern", "metrics": {}},
+    "net_bw": {"tool": "iperf3", "runs_in": "client", "x": None, "metrics": {
+        "throughput_gbps": ["received_bps", 1e-9], "retransmits": ["retransmits", 1],
+        "client_cpu_pct": ["host_cpu_total_pct", 1], "server_cpu_pct": ["remote_cpu_total_pct", 1]}},
+    "net_lat": {"tool": "sockperf", "runs_in": "client", "x": None, "metrics": {
+        "rtt_avg_us": ["rtt_avg_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
+        "round_trips_per_s": ["round_trips_per_s", 1]}},
+}
+
+# Study A's overall index (Table 3.1): four metrics, each a ratio to native.
+# label: (workload, metric, extra condition from the settings, study A's tool).
+INDEX_ITEMS = [
+    ("disk read", "disk", "bandwidth_mib_s", {"pattern": "read"}, "IOzone read; here fio sequential read"),
+    ("disk write", "disk", "bandwidth_mib_s", {"pattern": "write"}, "IOzone write; here fio sequential write"),
+    ("RAM", "memory", "memory_mib_s", None, "RAMspeed; here sysbench memory"),
+    ("CPU", "cpu", "events_per_s", None, "sysbench cpu"),
+]
+
+# The studies' own figures (their hardware), shown beside the measured ones.
+# Study A, Table 3.1: per-metric ratios to native (Docker / LXC / LXD).
+STUDY_A_RATIOS = {
+    "docker": {"disk read": 0.74, "disk write": 0.82, "RAM": 0.98, "CPU": 0.73},
+    "lxc": {"disk read": 0.81, "disk write": 0.77, "RAM": 0.97, "CPU": 0.91},
+    "lxd": {"disk read": 0.85, "disk write": 0.83, "RAM": 0.99, "CPU": 0.95},
+}
+# Study B (4-core i5; rkt's row is Podman's here): pxz MB/s, Linpack GFLOPS, RandomAccess GUPS.
+STUDY_B = {
+    "native": {"compress_mb_s": 7.94, "hpl_gflops": 26.94, "random_access_gups": 0.0550},
+    "docker": {"compress_mb_s": 7.00, "hpl_gflops": 26.86, "random_access_gups": 0.0515},
+    "podman": {"compress_mb_s": 7.35, "hpl_gflops": 25.93, "random_access_gups": 0.0520},
+    "kvm": {"compress_mb_s": 6.2, "hpl_gflops": 18.49, "random_access_gups": 0.0545},
+}
+
+
+def _fail(name, message):
+    raise AnsibleFilterError(f"{name}: {message}")
+
+
+def cc_variants(hosts, hostvars, wanted=None, baseline="native", group="container_guests"):
+    """The run's variants from the guest hosts of the inventory.
+
+    ``hosts``: the guest group's hosts; ``hostvars``: Ansible's hostvars (each
+    host gives ``container_compare_variant`` and optionally
+    ``container_compare_emulated``); ``wanted``: variant names to keep (empty:
+    all). Returns ``[{host, variant, emulated}]`` in the canonical order
+    (native, docker, podman, lxc, lxd, kvm) with the baseline first; stops when
+    a variant is unknown, given twice, wanted but absent, or when the baseline
+    is not measured.
+    """
+    fname = "cc_variants"
+    if not isinstance(hosts, (list, tuple)) or not hosts:
+        _fail(fname, f"group {group} has no hosts: the inventory lists one guest host per variant "
+                     "(see inventories/example_hardware)")
+    guests = []
+    for host in hosts:
+        hv = hostvars[host] if host in hostvars else {}
+        guests.append({"host": host, "variant": hv.get("container_compare_variant"),
+                       "emulated": hv.get("container_compare_emulated", False)})
+    seen = {}
+    for guest in guests:
+        variant = guest.get("variant")
+        if variant not in VARIANTS:
+            _fail(fname, f"host {guest['host']} of group {group}: container_compare_variant must be one of "
+                         f"{', '.join(VARIANTS)}, got {variant!r}")
+        if variant in seen:
+            _fail(fname, f"variant {variant} is given by two hosts ({seen[variant]['host']} and {guest['host']}); "
+                         "keep one host per variant")
+        seen[variant] = {"host": guest["host"], "variant": variant, "emulated": bool(guest.get("emulated", False))}
+    wanted = list(wanted or [])
+    missing = [w for w in wanted if w not in seen]
+    if missing:
+        _fail(fname, f"container_compare_variants names {', '.join(map(str, missing))}, which no guest host gives "
+                     f"(the inventory has {', '.join(v for v in VARIANTS if v in seen)})")
+    keep = [v for v in VARIANTS if v in seen and (not wanted or v in wanted)]
+    if baseline not in keep:
+        _fail(fname, f"the baseline variant {baseline!r} is not measured (variants: {', '.join(keep)}); "
+                     "every ratio is taken against it")
+    keep.remove(baseline)
+    return [seen[v] for v in [baseline] + keep]
+
+
+def cc_workloads(settings, names):
+    """The sweep matrix's ``workloads`` list: ``[{name, grid, parameters}]`` in the order of ``names``.
+
+    ``settings`` holds the workload settings (the role's defaults without the
+    ``container_compare_`` prefix, e.g. ``web_concurrency``).
+    """
+    fname = "cc_workloads"
+    if not isinstance(names, (list, tuple)) or not names:
+        _fail(fname, f"container_compare_workloads must be a non-empty list, got {names!r}")
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        _fail(fname, f"unknown workload(s) {', '.join(map(str, unknown))}; known: {', '.join(WORKLOADS)}")
+    if len(set(names)) != len(names):
+        _fail(fname, f"container_compare_workloads lists a workload twice: {names!r}")
+
+    def get(key):
+        if key not in settings:
+            _fail(fname, f"setting container_compare_{key} is missing")
+        return settings[key]
+
+    build = {
+        "web": lambda: ({"concurrency": get("web_concurrency")},
+                        {"requests": get("web_requests"), "timeout_s": get("web_timeout_s")}),
+        "ftp": lambda: ({"direction": get("ftp_directions")}, {"file_mb": get("ftp_file_mb")}),
+        "mail": lambda: ({}, {"threads": get("mail_threads"), "duration_s": get("mail_duration_s")}),
+        "cpu": lambda: ({"threads": get("cpu_threads")},
+                        {"duration_s": get("cpu_duration_s"), "max_prime": get("cpu_max_prime")}),
+        "compress": lambda: ({"threads": get("compress_threads")},
+                             {"level": get("compress_level"), "file_mb": get("compress_file_mb")}),
+        "hpcc": lambda: ({}, {"n": get("hpcc_n"), "nb": get("hpcc_nb")}),
+        "memory": lambda: ({"operation": get("memory_operations")},
+                           {"block_kb": get("memory_block_kb"), "total_gb": get("memory_total_gb")}),
+        "disk": lambda: ({"pattern": get("disk_patterns")},
+                         {"block_size": get("disk_block_size"), "iodepth": get("disk_iodepth"),
+                          "size_mb": get("disk_size_mb"), "runtime_s": get("disk_runtime_s"),
+                          "direct": bool(get("disk_direct"))}),
+        "net_bw": lambda: ({}, {"duration_s": get("net_duration_s"), "streams": get("net_streams")}),
+        "net_lat": lambda: ({}, {"msg_bytes": get("lat_msg_bytes"), "duration_s": get("lat_duration_s")}),
+    }
+    out = []
+    for name in names:
+        grid, parameters = build[name]()
+        out.append({"name": name, "grid": grid, "parameters": parameters})
+    return out
+
+
+def _disk_metrics(parsed, pattern):
+    side = "write" if "write" in str(pattern) else "read"
+    found = (parsed or {}).get("metrics") or {}
+    bw = found.get(f"{side}_bw_bytes_s")
+    return {"iops": found.get(f"{side}_iops"), "bandwidth_mib_s": None if bw is None else bw / 1048576.0,
+            "clat_p99_us": found.get(f"{side}_clat_p99_us"), "lat_mean_us": found.get(f"{side}_lat_mean_us")}
+
+
+def cc_point(runs, point, environment, fingerprint, extra=None):
+    """One point's result for the sweep's store from its tool runs.
+
+    ``runs``: the ``testbed_workload_result`` of each tool run of the point
+    (the measuring run last; earlier ones, e.g. a preparation, only have to
+    succeed); ``point``: the sweep point (``parameters.workload`` names the
+    workload); ``fingerprint``: the variant's runtime fingerprint, kept in the
+    point's ``extra.runtime``. Returns the storable result (``workload_result``
+    shape) with the workload's metrics under their report names.
+    """
+    fname = "cc_point"
+    if not isinstance(point, dict) or not isinstance(point.get("parameters"), dict):
+        _fail(fname, f"point must be a sweep point with parameters, got {point!r}")
+    workload = point["parameters"].get("workload")
+    if workload not in WORKLOADS:
+        _fail(fname, f"point {point.get('id', '?')}: unknown workload {workload!r}")
+    if isinstance(runs, dict):
+        runs = [runs]
+    if not isinstance(runs, (list, tuple)) or not runs or not all(isinstance(r, dict) and "tool" in r for r in runs):
+        _fail(fname, f"runs must be a non-empty list of testbed_workload results, got {runs!r}")
+    spec = WORKLOADS[workload]
+    measured = runs[-1]
+    if measured["tool"] != spec["tool"]:
+        _fail(fname, f"workload {workload} is measured by {spec['tool']}, the last run is {measured['tool']}")
+    scale = {name: rule for name, rule in spec["metrics"].items()}
+    result = sweep.workload_result(measured, point, environment, metrics=[], scale=scale,
+                                   extra=dict(extra or {}, runtime=fingerprint, workload=workload))
+    if workload == "disk":
+        result["metrics"] = _disk_metrics(measured.get("parsed"), point["parameters"].get("pattern"))
+    for run in runs[:-1]:
+        if run.get("rc") not in (0, None) or not run.get("finished", True):
+            result["valid"] = False
+            result["reasons"].append(f"{run['tool']} (preparation) failed: rc {run.get('rc')} "
+                                     f"{(run.get('stderr') or '').strip()[:200]}")
+        result["raw"][f"{run['tool']}-prep.txt"] = (run.get("stdout") or "") + (run.get("stderr") or "")
+    if result["valid"]:
+        missing = [k for k, v in result["metrics"].items() if v is None and k not in ("first_byte_ms", "retransmits")]
+        if missing:
+            result["valid"] = False
+            result["reasons"].append(f"{spec['tool']} gave no {', '.join(missing)} for workload {workload}")
+    shown = [f"{k} {v:.4g}" for k, v in list(result["metrics"].items())[:2] if isinstance(v, (int, float))]
+    result["summary"] = ", ".join(shown) or None
+    return result
+
+
+def _index_items(workloads, settings):
+    """The overall index's items that this run measures, with their ``where`` conditions."""
+    items = []
+    for label, workload, metric, condition, tool in INDEX_ITEMS:
+        if workload not in workloads:
+            continue
+        where = {"workload": workload}
+        if condition:
+            if condition["pattern"] not in (settings.get("disk_patterns") or []):
+                continue
+            where.update(condition)
+        elif workload == "cpu" and settings.get("cpu_threads"):
+            where["threads"] = settings["cpu_threads"][0]
+        elif workload == "memory" and settings.get("memory_operations"):
+            where["operation"] = settings["memory_operations"][0]
+        items.append({"metric": metric, "label": label, "where": where, "tool": tool})
+    return items
+
+
+def cc_report(variants, workloads, settings, baseline="native", lab=False):
+    """The report specification: one section per workload, study A's overall index, study B's figures.
+
+    ``variants``: ``cc_variants``'s list; ``workloads``: the names measured;
+    ``settings``: the workload settings (as for ``cc_workloads``).
+    """
+    fname = "cc_report"
+    if not isinstance(variants, (list, tuple)) or not variants:
+        _fail(fname, f"variants must be cc_variants's list, got {variants!r}")
+    if not isinstance(workloads, (list, tuple)) or not workloads or any(w not in WORKLOADS for w in workloads):
+        _fail(fname, f"workloads must name known workloads ({', '.join(WORKLOADS)}), got {workloads!r}")
+    names = [v["variant"] for v in variants]
+    emulated = [v["variant"] for v in variants if v.get("emulated")]
+    sections, hib = [], {}
+    for name in workloads:
+        spec = WORKLOADS[name]
+        metrics = list(spec["metrics"]) if name != "disk" else ["iops", "bandwidth_mib_s", "clat_p99_us"]
+        where = "in the guest" if spec["runs_in"] == "guest" else "client on the host"
+        section = {"title": f"{name} ({spec['tool']}, {where})", "where": {"workload": name}, "metrics": metrics}
+        if spec["x"]:
+            section["x"] = spec["x"]
+        sections.append(section)
+        for metric in metrics:
+            hib[metric] = not metric.endswith(("_ms", "_us", "total_s", "errors", "failed_requests", "retransmits",
+                                               "_cpu_pct"))
+    items = _index_items(workloads, settings)
+    notes = []
+    if emulated:
+        notes.append("Variant(s) {} ran under emulation (qemu TCG: this machine's /dev/kvm cannot run guests); "
+                     "their rows show that the harness works there and are never a performance comparison."
+                     .format(", ".join(emulated)))
+    if "podman" in names:
+        notes.append("Podman takes the row of study B's rkt (rkt was archived in 2020).")
+    if items:
+        notes.append("Overall index items and study A's tools: " + "; ".join(
+            f"{i['label']} = {i['tool']} ({', '.join(f'{k} {v}' for k, v in i['where'].items())})" for i in items)
+            + ". The reference columns are study A's Table 3.1 ratios (their hardware).")
+    notes.append("Tools the studies used that Debian does not package: pxz (xz -T here), IOzone (fio), "
+                 "RAMspeed (sysbench memory and hpcc's STREAM), netperf (sockperf ping-pong; its reply has the "
+                 "request's size, not study B's 200 bytes), Linpack (hpcc's HPL).")
+    if lab:
+        notes.append("Lab run: every guest shares one small machine with the load generators, so the numbers "
+                     "check that the harness works; they are not performance results.")
+    spec = {
+        "title": "Container runtimes and KVM vs native",
+        "baseline_variant": baseline,
+        "metrics": sections[0]["metrics"][:1],
+        "higher_is_better": hib,
+        "sections": sections,
+        "notes": notes,
+    }
+    if items:
+        spec["overall_index"] = {
+            "baseline_variant": baseline,
+            "metrics": [{k: i[k] for k in ("metric", "label", "where")} for i in items],
+            "higher_is_better": {i["metric"]: True for i in items},
+            "title": "Overall index: each metric's mean as a ratio to native, averaged (study A, Table 3.1)",
+            "reference": {v: r for v, r in STUDY_A_RATIOS.items() if v in names},
+        }
+    reference = {v: dict(STUDY_B[v]) for v in names if v in STUDY_B}
+    if reference:
+        spec["reference"] = {"label": "study B (their 4-core i5; Podman = rkt's row)", "values": reference}
+    return spec
+
+
+class FilterModule:
+    def filters(self):
+        return {"cc_variants": cc_variants, "cc_workloads": cc_workloads, "cc_point": cc_point,
+                "cc_report": cc_report}

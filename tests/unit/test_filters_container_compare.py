@@ -1,0 +1,237 @@
+"""Filters of the container-vs-native experiment (roles/container_compare/filter_plugins).
+
+Points are assembled from real captured tool outputs (tests/fixtures/<tool>/)
+parsed by the project's parsers, as testbed_workload hands them over.
+"""
+import importlib
+import os
+
+import container_compare as cc
+import pytest
+from ansible.errors import AnsibleFilterError
+from conftest import FIXTURES
+from testbed_sweep import sweep_plan
+
+SETTINGS = {
+    "web_concurrency": [10, 100], "web_requests": 2000, "web_timeout_s": 30,
+    "ftp_directions": ["get", "put"], "ftp_file_mb": 50,
+    "mail_threads": 10, "mail_duration_s": 10,
+    "cpu_threads": [1, 2], "cpu_duration_s": 5, "cpu_max_prime": 20000,
+    "compress_threads": [0], "compress_level": 2, "compress_file_mb": 20,
+    "hpcc_n": 1000, "hpcc_nb": 64,
+    "memory_block_kb": 1024, "memory_total_gb": 1.0, "memory_operations": ["read", "write"],
+    "disk_patterns": ["randread", "randwrite", "read", "write"], "disk_block_size": "4k", "disk_iodepth": 32,
+    "disk_size_mb": 64, "disk_runtime_s": 5, "disk_direct": True,
+    "net_duration_s": 5, "net_streams": 1, "lat_msg_bytes": 100, "lat_duration_s": 5,
+}
+ALL = ["web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", "net_bw", "net_lat"]
+HOSTS = ["cc-native", "cc-docker", "cc-podman", "cc-lxc", "cc-lxd", "cc-kvm"]
+HOSTVARS = {
+    "cc-kvm": {"container_compare_variant": "kvm", "container_compare_emulated": True},
+    "cc-docker": {"container_compare_variant": "docker"},
+    "cc-native": {"container_compare_variant": "native"},
+    "cc-lxd": {"container_compare_variant": "lxd"},
+    "cc-podman": {"container_compare_variant": "podman"},
+    "cc-lxc": {"container_compare_variant": "lxc"},
+}
+FINGERPRINT = {"runtime": "docker", "version": "20.10.24", "storage_driver": "overlay2", "cgroup_version": 2,
+               "network_mode": "bridge + NAT", "security_options": ["seccomp"], "image_id": "sha256:0", "address": "172.17.0.2"}
+
+
+def _run(tool, fixture, **parse_opts):
+    """A testbed_workload_result of a real captured output."""
+    with open(os.path.join(FIXTURES, tool, fixture)) as handle:
+        text = handle.read()
+    module = importlib.import_module(f"ansible.module_utils.testbed_parse_{tool}")
+    parsed = module.parse(text, fixture, **parse_opts)
+    return {"tool": tool, "argv": [tool], "host": "cc-docker", "rc": 0, "finished": True, "stdout": text, "stderr": "",
+            "started_at": "2026-11-23T15:00:00.000000Z", "finished_at": "2026-11-23T15:00:05.000000Z",
+            "duration_s": 5.0, "parsed": parsed, "error": None}
+
+
+def _point(workload, **params):
+    return {"id": f"docker__{workload}__rep1", "variant": "docker", "repetition": 1,
+            "parameters": dict(params, workload=workload)}
+
+
+# ---------------------------------------------------------------------------
+# cc_variants
+# ---------------------------------------------------------------------------
+
+def test_variants_canonical_order_baseline_first():
+    out = cc.cc_variants(HOSTS[::-1], HOSTVARS)
+    assert [v["variant"] for v in out] == ["native", "docker", "podman", "lxc", "lxd", "kvm"]
+    assert out[-1] == {"host": "cc-kvm", "variant": "kvm", "emulated": True}
+    assert not out[0]["emulated"]
+
+
+def test_variants_subset_and_other_baseline():
+    out = cc.cc_variants(HOSTS, HOSTVARS, ["lxd", "docker"], baseline="docker")
+    assert [v["variant"] for v in out] == ["docker", "lxd"]
+
+
+@pytest.mark.parametrize("hosts,hostvars,wanted,baseline,message", [
+    ([], {}, None, "native", "group container_guests has no hosts"),
+    (["a"], {"a": {"container_compare_variant": "rkt"}}, None, "native", "host a of group container_guests"),
+    (["a", "b"], {"a": {"container_compare_variant": "native"}, "b": {"container_compare_variant": "native"}}, None,
+     "native", "variant native is given by two hosts (a and b)"),
+    (["a"], {"a": {"container_compare_variant": "native"}}, ["lxd"], "native", "names lxd, which no guest host gives"),
+    (["a"], {"a": {"container_compare_variant": "docker"}}, None, "native", "baseline variant 'native' is not measured"),
+])
+def test_variants_refused(hosts, hostvars, wanted, baseline, message):
+    with pytest.raises(AnsibleFilterError, match="cc_variants") as err:
+        cc.cc_variants(hosts, hostvars, wanted, baseline)
+    assert message in str(err.value)
+
+
+# ---------------------------------------------------------------------------
+# cc_workloads -> sweep_plan
+# ---------------------------------------------------------------------------
+
+def test_workloads_expand_into_the_plan():
+    workloads = cc.cc_workloads(SETTINGS, ALL)
+    assert [w["name"] for w in workloads] == ALL
+    plan = sweep_plan({"variants": ["native", "docker"], "workloads": workloads, "repetitions": 2, "order": "grouped"})
+    per_variant = 2 + 2 + 1 + 2 + 1 + 1 + 2 + 4 + 1 + 1
+    assert len(plan) == 2 * 2 * per_variant
+    assert [p["variant"] for p in plan[:2 * per_variant]] == ["native"] * (2 * per_variant)
+    web = [p for p in plan if p["parameters"]["workload"] == "web" and p["variant"] == "docker" and p["repetition"] == 1]
+    assert [p["parameters"] for p in web] == [
+        {"requests": 2000, "timeout_s": 30, "concurrency": 10, "workload": "web"},
+        {"requests": 2000, "timeout_s": 30, "concurrency": 100, "workload": "web"}]
+    disk = [p["parameters"]["pattern"] for p in plan if p["parameters"]["workload"] == "disk"][:4]
+    assert disk == ["randread", "randwrite", "read", "write"]
+
+
+@pytest.mark.parametrize("names,message", [
+    ([], "non-empty list"),
+    (["web", "iozone"], "unknown workload(s) iozone"),
+    (["web", "web"], "lists a workload twice"),
+])
+def test_workloads_refused(names, message):
+    with pytest.raises(AnsibleFilterError, match="cc_workloads") as err:
+        cc.cc_workloads(SETTINGS, names)
+    assert message in str(err.value)
+
+
+def test_workloads_missing_setting():
+    settings = dict(SETTINGS)
+    del settings["disk_iodepth"]
+    with pytest.raises(AnsibleFilterError, match="container_compare_disk_iodepth is missing"):
+        cc.cc_workloads(settings, ["disk"])
+
+
+# ---------------------------------------------------------------------------
+# cc_point on real outputs
+# ---------------------------------------------------------------------------
+
+def test_point_web():
+    result = cc.cc_point([_run("ab", "normal_n2000.txt")], _point("web", concurrency=10), {"hosts": {}}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["requests_per_s"] > 0
+    assert result["metrics"]["time_per_request_ms"] > 0
+    assert set(result["metrics"]) == set(cc.WORKLOADS["web"]["metrics"])
+    assert result["extra"]["runtime"] == FINGERPRINT
+    assert result["extra"]["workload"] == "web"
+    assert "ab.txt" in result["raw"]
+
+
+def test_point_cpu_and_memory():
+    cpu = cc.cc_point([_run("sysbench", "cpu_t2.txt")], _point("cpu", threads=2), {}, FINGERPRINT)
+    assert cpu["valid"] and cpu["metrics"]["events_per_s"] > 0
+    memory = cc.cc_point([_run("sysbench", "memory_t1.txt")], _point("memory", operation="write"), {}, FINGERPRINT)
+    assert memory["valid"] and memory["metrics"]["memory_mib_s"] > 0
+
+
+def test_point_disk_picks_the_pattern_side():
+    read = cc.cc_point([_run("fio", "randread_4k_qd32_libaio.json")], _point("disk", pattern="randread"), {}, FINGERPRINT)
+    assert read["valid"], read["reasons"]
+    found = read["sources"]["fio"]["metrics"]
+    assert read["metrics"]["iops"] == found["read_iops"]
+    assert read["metrics"]["bandwidth_mib_s"] == pytest.approx(found["read_bw_bytes_s"] / 1048576.0)
+    write = cc.cc_point([_run("fio", "randwrite_4k_qd32_libaio.json")], _point("disk", pattern="randwrite"), {},
+                        FINGERPRINT)
+    assert write["metrics"]["iops"] == write["sources"]["fio"]["metrics"]["write_iops"]
+    # the wrong side has no I/O: the point says so instead of storing zeros as a result
+    wrong = cc.cc_point([_run("fio", "randread_4k_qd32_libaio.json")], _point("disk", pattern="randwrite"), {},
+                        FINGERPRINT)
+    assert wrong["metrics"]["iops"] == 0 or not wrong["valid"]
+
+
+def test_point_network():
+    bw = cc.cc_point([_run("iperf3", "tcp_3s.json")], _point("net_bw"), {}, FINGERPRINT)
+    assert bw["valid"], bw["reasons"]
+    found = bw["sources"]["iperf3"]["metrics"]
+    assert bw["metrics"]["throughput_gbps"] == pytest.approx(found["received_bps"] * 1e-9)
+    assert bw["metrics"]["client_cpu_pct"] == found["host_cpu_total_pct"]
+    lat = cc.cc_point([_run("sockperf", "tcp_pingpong_fullrtt_t2_m64.txt")], _point("net_lat"), {}, FINGERPRINT)
+    assert lat["valid"], lat["reasons"]
+    assert lat["metrics"]["rtt_avg_us"] == lat["sources"]["sockperf"]["metrics"]["rtt_avg_us"]
+
+
+def test_point_failed_tool_is_invalid_with_its_reason():
+    run = {"tool": "ab", "argv": ["ab"], "host": "localhost", "rc": 1, "finished": True, "stdout": "",
+           "stderr": "apr_socket_recv: Connection refused (111)", "parsed": None,
+           "error": "apr_socket_recv: Connection refused (111) -> ab output: no report"}
+    result = cc.cc_point(run, _point("web", concurrency=10), {}, FINGERPRINT)
+    assert not result["valid"]
+    assert any("Connection refused" in r for r in result["reasons"])
+
+
+def test_point_failed_preparation_fails_the_point():
+    prep = {"tool": "python3", "rc": 1, "finished": True, "stdout": "", "stderr": "No space left on device"}
+    result = cc.cc_point([prep, _run("sysbench", "cpu_t2.txt")], _point("cpu", threads=2), {}, FINGERPRINT)
+    assert not result["valid"]
+    assert "No space left on device" in result["reasons"][-1]
+
+
+@pytest.mark.parametrize("runs,point,message", [
+    ([], _point("cpu"), "non-empty list"),
+    ([{"tool": "fio"}], _point("cpu"), "measured by sysbench, the last run is fio"),
+    ([{"tool": "sysbench"}], _point("iozone"), "unknown workload 'iozone'"),
+    ([{"tool": "sysbench"}], {"variant": "x"}, "sweep point with parameters"),
+])
+def test_point_refused(runs, point, message):
+    with pytest.raises(AnsibleFilterError, match="cc_point") as err:
+        cc.cc_point(runs, point, {}, FINGERPRINT)
+    assert message in str(err.value)
+
+
+# ---------------------------------------------------------------------------
+# cc_report
+# ---------------------------------------------------------------------------
+
+def test_report_overall_index_is_study_a_table():
+    variants = cc.cc_variants(HOSTS, HOSTVARS)
+    spec = cc.cc_report(variants, ALL, SETTINGS, lab=True)
+    index = spec["overall_index"]
+    assert [i["label"] for i in index["metrics"]] == ["disk read", "disk write", "RAM", "CPU"]
+    assert index["metrics"][0]["where"] == {"workload": "disk", "pattern": "read"}
+    assert index["metrics"][3]["where"] == {"workload": "cpu", "threads": 1}
+    assert index["metrics"][2]["where"] == {"workload": "memory", "operation": "read"}
+    # study A's Table 3.1: sums 3.27 / 3.46 / 3.62 of 4
+    sums = {v: round(sum(r.values()), 2) for v, r in index["reference"].items()}
+    assert sums == {"docker": 3.27, "lxc": 3.46, "lxd": 3.62}
+    assert [s["where"]["workload"] for s in spec["sections"]] == ALL
+    assert spec["reference"]["values"]["podman"]["hpl_gflops"] == 25.93
+    notes = " ".join(spec["notes"])
+    assert "kvm ran under emulation" in notes and "rkt" in notes and "Lab run" in notes
+    assert spec["higher_is_better"]["rtt_avg_us"] is False
+    assert spec["higher_is_better"]["requests_per_s"] is True
+
+
+def test_report_without_disk_read_has_no_disk_items():
+    settings = dict(SETTINGS, disk_patterns=["randread"])
+    spec = cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["cpu", "disk"], settings)
+    assert [i["label"] for i in spec["overall_index"]["metrics"]] == ["CPU"]
+    assert "reference" in spec and "notes" in spec
+    spec = cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["web"], settings)
+    assert "overall_index" not in spec
+
+
+def test_report_spec_is_accepted_by_the_renderer():
+    import testbed_report
+    spec = cc.cc_report(cc.cc_variants(HOSTS, HOSTVARS), ALL, SETTINGS)
+    checked = testbed_report.check_spec(spec)
+    assert [i["label"] for i in checked["overall_index"]["items"]] == ["disk read", "disk write", "RAM", "CPU"]
+    assert len(checked["sections"]) == len(ALL)
