@@ -122,6 +122,6 @@ def test_host_reaches_the_guest_address(host, fact):
                 break
             except OSError:
                 time.sleep(0.25)
-        assert body == NAME + "\n"
+        assert body is not None and body.strip() == NAME
     finally:
         host.run("podman exec %s pkill -f http.server" % NAME)
