@@ -20,7 +20,7 @@ description:
   - Sizes, type, rotational, model, the tree of partitions and stacked devices, and mount points come from
     sysfs and the mount table; FSTYPE, PTTYPE, LABEL and UUID come from the udev database, which is empty
     or stale without a running udevd (containers), and lsblk 2.38 then prints null without probing the
-    device. Never read a null FSTYPE as "blank": use M(wipefs_parse) for signatures.
+    device. Never read a null FSTYPE as blank - use M(wipefs_parse) for signatures.
   - An empty C(blockdevices) table (lsblk's answer, exit 32, for a path that is no block device) fails.
 version_added: "1.2.0"
 author:

@@ -18,7 +18,7 @@ description:
   - wipefs probes the device itself with libblkid and lists every signature (a GPT twice plus its
     protective MBR, each ZFS uberblock it finds, LVM, Ceph BlueStore, md RAID, swap, filesystems); it does
     not look inside partitions, so run it on each partition too.
-  - An empty table (C("signatures": [])) is a valid result - a device with no signature.
+  - An empty table (C(signatures) is an empty list) is a valid result - a device with no signature.
   - Each signature gets a C(kind) (partition_table, filesystem, lvm, zfs, ceph, raid, swap, crypto, cache,
     other) and a short description.
 version_added: "1.2.0"

@@ -65,21 +65,27 @@ FILESYSTEMS = frozenset((
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 
 
+def _a(word):
+    return ("an " if word[:1].lower() in "aeiox" else "a ") + word
+
+
 def classify(sig_type, usage=None):
     """(kind, description) of a libblkid signature type."""
+    if sig_type == "PMBR":
+        return "partition_table", "a GPT protective MBR"
     if sig_type in PARTITION_TABLES:
-        return "partition_table", "a %s partition table" % ("protective MBR of a GPT" if sig_type == "PMBR" else sig_type)
+        return "partition_table", "%s partition table" % _a(sig_type)
     if sig_type in KINDS:
         return KINDS[sig_type]
     if sig_type in FILESYSTEMS or usage == "filesystem":
-        return "filesystem", "a %s filesystem" % sig_type
+        return "filesystem", "%s filesystem" % _a(sig_type)
     if usage == "partition-table":
-        return "partition_table", "a %s partition table" % sig_type
+        return "partition_table", "%s partition table" % _a(sig_type)
     if usage == "raid":
-        return "raid", "a %s RAID member" % sig_type
+        return "raid", "%s RAID member" % _a(sig_type)
     if usage == "crypto":
-        return "crypto", "a %s encrypted volume" % sig_type
-    return "other", "a %s signature" % sig_type
+        return "crypto", "%s encrypted volume" % _a(sig_type)
+    return "other", "%s signature" % _a(sig_type)
 
 
 def _text(entry, key, index, source):

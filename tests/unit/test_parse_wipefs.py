@@ -25,7 +25,7 @@ def test_ext4_offset_label_uuid():
     (sig,) = _parse("ext4.json")["details"]["signatures"]
     assert sig["device"] == "loop1" and sig["type"] == "ext4" and sig["offset_bytes"] == 0x438
     assert sig["label"] == "sdfx-ext4" and len(sig["uuid"]) == 36
-    assert sig["kind"] == "filesystem" and sig["description"] == "a ext4 filesystem"
+    assert sig["kind"] == "filesystem" and sig["description"] == "an ext4 filesystem"
 
 
 @pytest.mark.parametrize("name,types,kinds", [
