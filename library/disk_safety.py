@@ -77,6 +77,12 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+check_mode:
+  description:
+    - Whether the task ran in check mode (task-level C(check_mode) included, which the C(ansible_check_mode)
+      variable does not reflect); a role tells from it whether its wipe commands were skipped.
+  returned: success
+  type: bool
 ok:
   description: True when every device may be written (the module fails otherwise).
   returned: always
@@ -290,7 +296,7 @@ def main():
                    devices_variable=params["devices_variable"], wipe_variable=params["wipe_variable"])
     if not result["ok"]:
         module.fail_json(msg=result["msg"], ok=False, problems=result["problems"], devices=result["devices"])
-    module.exit_json(changed=False, ok=True, problems=[], devices=result["devices"])
+    module.exit_json(changed=False, ok=True, problems=[], devices=result["devices"], check_mode=module.check_mode)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def test_module_returns_the_devices_when_safe():
         _patch(mp, {ID + "virtio-a": BLANK, ID + "virtio-c": CEPH})
         failed, result = run_module(disk_safety, {"devices": [ID + "virtio-a", ID + "virtio-c"],
                                                   "wipe_devices": [ID + "virtio-c"]})
-    assert not failed and result["changed"] is False
+    assert not failed and result["changed"] is False and result["check_mode"] is False
     assert [(d["resolved"], d["needs_wipe"]) for d in result["devices"]] == [(BLANK, False), (CEPH, True)]
     assert result["devices"][1]["signature_types"] == ["ceph_bluestore"]
 
