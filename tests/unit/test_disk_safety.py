@@ -189,3 +189,24 @@ def test_module_returns_the_devices_when_safe():
 def test_module_refuses_an_empty_device_list():
     failed, result = run_module(disk_safety, {"devices": []})
     assert failed and "storage_disks_devices is empty" in result["msg"]
+
+
+def test_a_listed_blank_disk_is_left_alone():
+    result = run([BLANK], wipe=[BLANK])
+    assert result["ok"] and result["devices"][0]["needs_wipe"] is False and result["devices"][0]["listed"]
+
+
+def test_the_module_host_helpers_resolve_links_and_find_by_id_names(tmp_path, monkeypatch):
+    target = tmp_path / "disk"
+    target.write_bytes(b"\0" * 512)
+    (tmp_path / "by-id").mkdir()
+    (tmp_path / "by-id" / "virtio-x").symlink_to(target)
+    (tmp_path / "by-id" / "virtio-gone").symlink_to(tmp_path / "missing")
+    assert disk_safety.resolve(str(tmp_path / "by-id" / "virtio-x")) == str(target)
+    assert disk_safety.resolve(str(tmp_path / "by-id" / "virtio-gone")) is None  # a dangling link
+    assert disk_safety.is_block(str(target)) is False and disk_safety.is_block(str(tmp_path / "missing")) is False
+    monkeypatch.setattr(disk_safety, "BY_ID", str(tmp_path / "by-id"))
+    assert disk_safety.by_id_links(str(target)) == [str(tmp_path / "by-id" / "virtio-x")]
+    monkeypatch.setattr(disk_safety, "SYS_BLOCK", str(tmp_path / "sys"))
+    (tmp_path / "sys" / "sdb" / "holders" / "md0").mkdir(parents=True)
+    assert disk_safety.holders("sdb") == ["/dev/md0"] and disk_safety.holders("sdc") == []
