@@ -22,8 +22,9 @@ description:
     minute boundary is never printed, and the first line covers only the part of a minute since the start. So
     the totals are the printed lines, and the rates (C(*_per_min), C(*_per_s)) are the mean over the full minutes
     (the second line on).
-  - Bound postal to at least 130 s (C(timeout 190) gives two full minutes or more). A run that printed only the
-    header (no minute boundary crossed) or one line (no full minute) is C(valid=false) with the rates null.
+  - Bound postal to at least 130 s (C(timeout 190) gives two full minutes or more). postal buffers stdout and its
+    header comes out with the first line, so a run that crossed no minute boundary printed nothing (the module
+    fails saying so); one with a single line (no full minute) is C(valid=false) with the rates null.
   - postal writes C(postal.log) into its working directory; run it in a scratch directory.
   - Usage text (bad option, missing user list) and C(Can't ...) setup failures make the module fail.
 version_added: "1.2.0"

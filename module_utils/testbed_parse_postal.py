@@ -20,8 +20,9 @@ what it sent after the last minute boundary is never printed.  So:
   in the totals but not in the rates;
 * the rates (``*_per_min``, ``*_per_s``) are the mean over the full minutes
   (the second line on);
-* a run that crossed no minute boundary printed only the header
-  (``valid: false``), one that crossed only one has no full minute
+* postal's stdout is buffered: the header comes out with the first line, so
+  a run that crossed no minute boundary printed nothing (ParseError; a bare
+  header is ``valid: false``), one that crossed only one has no full minute
   (rates null, ``valid: false``): bound postal to at least 130 s
   (``timeout 190`` gives two full minutes or more).
 
@@ -56,6 +57,10 @@ COLUMNS = ("messages", "data_kib", "errors", "connections", "ssl_connections")
 def parse(text, source="<content>", max_error_pct=1.0):
     """Parse postal's stdout; see the module docstring."""
     max_error_pct = to_number(max_error_pct, TOOL, source, "option max_error_pct")
+    if isinstance(text, str) and not text.strip():
+        raise ParseError(TOOL, source, "output is empty: postal buffers stdout and prints its header with the first "
+                                       "per-minute line, so a run that crossed no minute boundary (or a postal "
+                                       "killed before) leaves nothing; bound postal to at least 130 s")
     text = require_text(text, TOOL, source)
     header = HEADER.search(text)
     if header is None:
