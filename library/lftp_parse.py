@@ -26,8 +26,8 @@ description:
   - lftp gives no time to the first byte (its log timestamps have one-second resolution and it keeps no such
     statistic), so RV(metrics.first_byte_s) is always null with a warning; measure it with
     C(curl -w '%{time_starttransfer}') against the same server.
-  - lftp error lines (C(get: Access failed: 550 ...), C(Fatal error: max-retries exceeded (Connection refused)))
-    make the module fail when nothing was transferred, and the result C(valid=false) otherwise.
+  - "lftp error lines (C(get: Access failed: 550 ...), C(Fatal error: max-retries exceeded (Connection refused)))
+    make the module fail when nothing was transferred, and the result C(valid=false) otherwise."
 version_added: "1.2.0"
 author:
   - Infrastructure testbed contributors

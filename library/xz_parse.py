@@ -22,9 +22,9 @@ description:
     whole seconds (truncated) and printed only from 1 s on."
   - Run xz with C(-c) and its stdout sent to C(/dev/null) (the role C(testbed_workload) does that for xz) so that
     the compressed data does not go through Ansible; parse stderr.
-  - RV(metrics.threads) comes from C(-vv) (C(xz: Using up to N threads.); nothing in single-threaded mode, so 1);
+  - "RV(metrics.threads) comes from C(-vv) (C(xz: Using up to N threads.); nothing in single-threaded mode, so 1);
     with C(-v) alone it is null with a warning. A reduction (C(Reduced the number of threads from N to M))
-    gives M and a warning.
+    gives M and a warning."
   - A run shorter than 3 s has no speed and is C(valid=false); a line with a percentage (xz stopped by an
     error) is C(valid=false) with xz's message. No statistics line (for example C(No such file or directory))
     or several files in one run make the module fail.

@@ -112,6 +112,7 @@ def test_xz_hpcc_lftp_entry_points(ftp_server, tmp_path):
 
     lftp = results["lftp"]
     assert lftp["error"] is None and lftp["output"] == "stdout", lftp
+    assert lftp["argv"][3:8] == ["env", f"--chdir={work}", "timeout", "60", "lftp"]
     metrics = lftp["parsed"]["metrics"]
     assert (metrics["direction"], metrics["get_bytes"], metrics["put_bytes"]) == ("mixed", 4194304, 4194304)
     assert metrics["get_rate_mib_s"] > 0 and metrics["put_rate_mib_s"] > 0
