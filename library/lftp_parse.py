@@ -113,7 +113,7 @@ metrics:
     transfers:
       description: Number of transfers.
       type: int
-    bytes:
+    transferred_bytes:
       description: Bytes transferred, all transfers.
       type: int
       sample: 52428800

@@ -25,7 +25,7 @@ options:
     description: The tool whose output this is.
     type: str
     required: true
-    choices: [ab, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz]
+    choices: [ab, curl, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz]
   options:
     description:
       - Options of that tool's parser, by name (as the tool's own module takes them).
@@ -87,6 +87,7 @@ import inspect  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_parse import PARSE_ARGUMENT_SPEC, parse_and_exit  # noqa: E402
 from ansible.module_utils.testbed_parse_ab import parse as parse_ab  # noqa: E402
+from ansible.module_utils.testbed_parse_curl import parse as parse_curl  # noqa: E402
 from ansible.module_utils.testbed_parse_docker_stats import parse as parse_docker_stats  # noqa: E402
 from ansible.module_utils.testbed_parse_fio import parse as parse_fio  # noqa: E402
 from ansible.module_utils.testbed_parse_hpcc import parse as parse_hpcc  # noqa: E402
@@ -102,6 +103,7 @@ from ansible.module_utils.testbed_parse_xz import parse as parse_xz  # noqa: E40
 
 PARSERS = {
     "ab": parse_ab,
+    "curl": parse_curl,
     "docker_stats": parse_docker_stats,
     "fio": parse_fio,
     "hpcc": parse_hpcc,

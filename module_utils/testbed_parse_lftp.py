@@ -131,7 +131,7 @@ def parse(text, source="<content>"):
     metrics["direction"] = directions[0] if len(directions) == 1 else ("mixed" if directions else None)
     metrics["transfers"] = len(transfers)
     total_bytes = sum(t["bytes"] for t in transfers)
-    metrics["bytes"] = total_bytes
+    metrics["transferred_bytes"] = total_bytes
     timed = [t for t in transfers if t["seconds"] is not None]
     metrics["transfer_s"] = sum(t["seconds"] for t in timed) if len(timed) == len(transfers) else None
     metrics["rate_mib_s"] = (total_bytes / metrics["transfer_s"] / MIB) if metrics["transfer_s"] else None

@@ -1,4 +1,4 @@
-"""testbed_workload entry points xz, hpcc and lftp run for real on loopback.
+"""testbed_workload entry points xz, hpcc, lftp and curl run for real on loopback.
 
 vsftpd serves a scratch directory on 127.0.0.1:<free port> (anonymous, upload
 allowed), started and stopped by the fixture; hpcc runs with a tiny
@@ -76,7 +76,7 @@ xferlog_enable=NO
     proc.wait(timeout=10)
 
 
-def test_xz_hpcc_lftp_entry_points(ftp_server, tmp_path):
+def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     port, root = ftp_server
     work = tmp_path / "work"
     (work / "hpcc").mkdir(parents=True)
@@ -117,3 +117,9 @@ def test_xz_hpcc_lftp_entry_points(ftp_server, tmp_path):
     assert (metrics["direction"], metrics["get_bytes"], metrics["put_bytes"]) == ("mixed", 4194304, 4194304)
     assert metrics["get_rate_mib_s"] > 0 and metrics["put_rate_mib_s"] > 0
     assert (root / "incoming" / "put.bin").stat().st_size == 4194304
+
+    curl = results["curl"]
+    assert curl["error"] is None, curl
+    metrics = curl["parsed"]["metrics"]
+    assert (metrics["direction"], metrics["transferred_bytes"], metrics["response_code"]) == ("get", 4194304, 226)
+    assert 0 < metrics["first_byte_s"] <= metrics["total_s"]

@@ -18,7 +18,7 @@ def _parse(name):
 def test_get_and_put_split_by_direction():
     result = _parse("lftp-get-put-50m.txt")
     m = result["metrics"]
-    assert (m["direction"], m["transfers"], m["bytes"]) == ("mixed", 2, 2 * 52428800)
+    assert (m["direction"], m["transfers"], m["transferred_bytes"]) == ("mixed", 2, 2 * 52428800)
     assert m["get_bytes"] == m["put_bytes"] == 52428800
     assert m["get_rate_mib_s"] == pytest.approx(190.38)
     assert m["put_rate_mib_s"] == pytest.approx(439.30)
@@ -36,7 +36,7 @@ def test_get_and_put_split_by_direction():
 def test_get_longer_than_a_second_has_both_lines():
     result = _parse("lftp-get-50m-limit-rate.txt")
     m = result["metrics"]
-    assert (m["direction"], m["bytes"], m["rate_mib_s"]) == ("get", 52428800, pytest.approx(33.03))
+    assert (m["direction"], m["transferred_bytes"], m["rate_mib_s"]) == ("get", 52428800, pytest.approx(33.03))
     assert m["put_bytes"] is None and m["put_rate_mib_s"] is None
     assert result["details"]["summaries"] == [{"bytes": 52428800, "seconds_rounded": 2,
                                                "rate_bytes_per_s": pytest.approx(33.03 * MIB)}]
@@ -53,7 +53,7 @@ def test_summary_only_gives_time_from_one_second_on():
 
 def test_resumed_transfer_counts_the_range_only():
     result = parse("/tmp/a -> ftp://u@127.0.0.1/a 1000-5000 2.0 KiB/s\n")
-    assert (result["metrics"]["direction"], result["metrics"]["bytes"]) == ("put", 4000)
+    assert (result["metrics"]["direction"], result["metrics"]["transferred_bytes"]) == ("put", 4000)
     assert result["metrics"]["transfer_s"] == pytest.approx(4000 / 2048.0)
     assert any("resumed at byte 1000" in w for w in result["warnings"])
 
@@ -88,7 +88,7 @@ def test_bad_outputs_raise(text, match):
 
 def test_metric_units():
     assert unit_of("get_rate_mib_s") == "MiB/s" and unit_of("transfer_s") == "s" and unit_of("first_byte_s") == "s"
-    assert unit_of("put_bytes") == "B"
+    assert unit_of("put_bytes") == "B" and unit_of("transferred_bytes") == "B"
 
 
 def test_module_and_tool_parse():
