@@ -98,6 +98,7 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     assert xz["error"] is None and xz["output"] == "stderr", xz
     assert xz["argv"][:6] == ["env", "LC_ALL=C", "LANG=C", "sh", "-c", 'exec "$0" "$@" > /dev/null']
     assert xz["stdout"] == ""          # the compressed data went to /dev/null
+    assert xz["output_text"] == xz["stderr"] and "xz-input.bin: " in xz["output_text"]
     metrics = xz["parsed"]["metrics"]
     size_mib = os.path.getsize(work / "xz-input.bin") / 1048576.0
     assert metrics["uncompressed_mib"] == pytest.approx(size_mib, abs=0.05)
@@ -109,9 +110,10 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     assert hpcc["parsed"]["valid"] is True, hpcc["parsed"]["reasons"]
     assert hpcc["parsed"]["metrics"]["hpl_n"] == 500 and hpcc["parsed"]["metrics"]["hpl_gflops"] > 0
     assert hpcc["parsed"]["details"]["runs_in_file"] == 1
+    assert "Begin of Summary section." in hpcc["output_text"] and "stale" not in hpcc["output_text"]
 
     lftp = results["lftp"]
-    assert lftp["error"] is None and lftp["output"] == "stdout", lftp
+    assert lftp["error"] is None and lftp["output"] == "stdout" and lftp["output_text"] is None, lftp
     assert lftp["argv"][3:8] == ["env", f"--chdir={work}", "timeout", "60", "lftp"]
     metrics = lftp["parsed"]["metrics"]
     assert (metrics["direction"], metrics["get_bytes"], metrics["put_bytes"]) == ("mixed", 4194304, 4194304)
