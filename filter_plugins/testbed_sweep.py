@@ -347,7 +347,9 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
     return {
         "point": point, "metrics": out, "valid": valid, "reasons": reasons, "warnings": warnings,
         "sources": {tool: parsed} if parsed is not None else {},
-        "raw": {raw_name or f"{tool}.txt": run.get("stdout") or ""},
+        # the text the parser read: stdout, or output_text (stderr, an output file) when the role says so
+        "raw": {raw_name or f"{tool}.txt": (run.get("stdout") if run.get("output_text") is None
+                                            else run.get("output_text")) or ""},
         "extra": dict(extra or {}, argv=run.get("argv"), host=run.get("host"), rc=run.get("rc")),
         "environment": environment, "started_at": run.get("started_at"), "finished_at": run.get("finished_at"),
         "load_s": run.get("duration_s") or 0, "summary": ", ".join(shown) or None,

@@ -25,7 +25,7 @@ options:
     description: The tool whose output this is.
     type: str
     required: true
-    choices: [ab, docker_stats, fio, httperf, iperf3, ipvsadm, ping, sockperf, sysbench]
+    choices: [ab, curl, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz]
   options:
     description:
       - Options of that tool's parser, by name (as the tool's own module takes them).
@@ -87,25 +87,35 @@ import inspect  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_parse import PARSE_ARGUMENT_SPEC, parse_and_exit  # noqa: E402
 from ansible.module_utils.testbed_parse_ab import parse as parse_ab  # noqa: E402
+from ansible.module_utils.testbed_parse_curl import parse as parse_curl  # noqa: E402
 from ansible.module_utils.testbed_parse_docker_stats import parse as parse_docker_stats  # noqa: E402
 from ansible.module_utils.testbed_parse_fio import parse as parse_fio  # noqa: E402
+from ansible.module_utils.testbed_parse_hpcc import parse as parse_hpcc  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
 from ansible.module_utils.testbed_parse_iperf3 import parse as parse_iperf3  # noqa: E402
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm  # noqa: E402
+from ansible.module_utils.testbed_parse_lftp import parse as parse_lftp  # noqa: E402
 from ansible.module_utils.testbed_parse_ping import parse as parse_ping  # noqa: E402
+from ansible.module_utils.testbed_parse_postal import parse as parse_postal  # noqa: E402
 from ansible.module_utils.testbed_parse_sockperf import parse as parse_sockperf  # noqa: E402
 from ansible.module_utils.testbed_parse_sysbench import parse as parse_sysbench  # noqa: E402
+from ansible.module_utils.testbed_parse_xz import parse as parse_xz  # noqa: E402
 
 PARSERS = {
     "ab": parse_ab,
+    "curl": parse_curl,
     "docker_stats": parse_docker_stats,
     "fio": parse_fio,
+    "hpcc": parse_hpcc,
     "httperf": parse_httperf,
     "iperf3": parse_iperf3,
     "ipvsadm": parse_ipvsadm,
+    "lftp": parse_lftp,
     "ping": parse_ping,
+    "postal": parse_postal,
     "sockperf": parse_sockperf,
     "sysbench": parse_sysbench,
+    "xz": parse_xz,
 }
 
 

@@ -26,7 +26,8 @@ options:
       - Tool names. Known ones have their own command and pattern - httperf, iperf3, iperf,
         fio, ab, sysbench, ipvsadm, haproxy, apache2, nginx, docker, lxc, lxd, podman,
         qemu-system-x86_64, ceph, zfs, mariadb, mysql, ping, sockperf, qperf, nuttcp,
-        stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, postal, xz, hpcc, ssh.
+        stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, postal, xz, hpcc, ssh,
+        vsftpd, postfix.
       - Any other name is run as C(<name> --version) and the first version-looking token is taken.
     type: list
     elements: str
@@ -46,6 +47,8 @@ notes:
   - C(postal) has no version option; it is run without arguments (it prints its usage, with its version, and exits).
   - C(hpcc) is never run (it starts the benchmark whatever its arguments); its version comes from the
     package manager only (C(source=package)).
+  - C(vsftpd) is not run either (C(vsftpd -v) writes to its standard input descriptor); its version comes from
+    the package manager only. C(postfix) is read with C(postconf -d mail_version).
   - C(docker) reports the client version (C(docker --version)); the daemon may differ.
 seealso:
   - module: result_store
@@ -167,6 +170,10 @@ KNOWN_TOOLS = {
     # arguments: its version is read from the package manager only.
     "hpcc": {"package_only": True, "packages": ["hpcc"]},
     "ssh": {"args": ["-V"], "patterns": [r"^OpenSSH_(\d[\w.]*)"], "packages": ["openssh-client"]},
+    # vsftpd -v writes its version to file descriptor 0 (stdin), not stdout: package manager only.
+    "vsftpd": {"package_only": True, "packages": ["vsftpd"]},
+    # Postfix has no version option; postconf prints the built-in mail_version.
+    "postfix": {"bins": ["postconf"], "args": ["-d", "mail_version"], "patterns": [r"^mail_version = (\d[\w.]*)"]},
 }
 GENERIC_PATTERN = r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*(?:[-+~][\w.+~]+)?)"
 

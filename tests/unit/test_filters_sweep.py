@@ -163,6 +163,13 @@ def test_workload_result_keeps_picked_metrics_and_converts_units():
     assert out["extra"]["argv"][2] == "iperf3" and out["started_at"].startswith("2026-11-23T12:00:00")
 
 
+def test_workload_result_keeps_the_text_the_parser_read():
+    # xz reports on stderr, hpcc in a file: testbed_workload_result.output_text holds what was parsed
+    run = dict(RUN, tool="xz", stdout="", output="stderr", output_text="f: 1.0 MiB / 2.0 MiB = 0.500, 3.0 MiB/s, 0:04\n")
+    assert workload_result(run, {}, {})["raw"] == {"xz.txt": run["output_text"]}
+    assert workload_result(dict(RUN, output_text=None), {}, {})["raw"] == {"iperf3.txt": "{...}"}
+
+
 def test_workload_result_of_a_failed_run_is_invalid_with_the_cause():
     failed = dict(RUN, parsed=None, error="connection refused -> iperf3 output <content>: empty", finished=False)
     out = workload_result(failed, {"variant": "a"}, {"hosts": {}})

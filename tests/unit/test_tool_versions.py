@@ -84,6 +84,7 @@ CASES = {
     "lftp": ("lftp", "lftp", "4.9.2"),
     "postal": ("postal", "postal", "0.75"),
     "xz": ("xz", "xz", "5.4.1"),
+    "postfix": ("postconf", "postfix", "3.7.11"),
 }
 
 
@@ -128,6 +129,14 @@ def test_hpcc_is_never_run_and_read_from_the_package():
     assert info == {"version": "1.5.0", "path": "/usr/bin/hpcc", "source": "package",
                     "command": ["/usr/bin/dpkg-query", "-W", "-f=${Version}", "hpcc"], "output": "1.5.0-3",
                     "problem": None}
+
+
+def test_vsftpd_is_never_run_and_read_from_the_package():
+    host = FakeHost({"vsftpd": "/usr/sbin/vsftpd", "dpkg-query": "/usr/bin/dpkg-query"},
+                    {"dpkg-query_vsftpd": "dpkg-query_vsftpd"}, with_timeout=True)
+    info = get_tool_version("vsftpd", host.run_command, host.find_binary)
+    assert host.commands == [["/usr/bin/dpkg-query", "-W", "-f=${Version}", "vsftpd"]]
+    assert (info["version"], info["source"], info["output"]) == ("3.0.3", "package", "3.0.3-13+b2")
 
 
 def test_hpcc_without_its_package_is_null_with_a_reason():

@@ -1,0 +1,127 @@
+"""testbed_workload entry points xz, hpcc, lftp and curl run for real on loopback.
+
+vsftpd serves a scratch directory on 127.0.0.1:<free port> (anonymous, upload
+allowed), started and stopped by the fixture; hpcc runs with a tiny
+hpccinf.txt (N=500, one process). About 20-40 s on a busy 2-core machine.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+ENV = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8")
+HPCCINF = os.path.join(ROOT, "tests", "fixtures", "hpcc", "hpccinf-n2000-p1.input")
+
+pytestmark = pytest.mark.skipif(not all(shutil.which(tool) for tool in ("xz", "hpcc", "lftp", "vsftpd")),
+                                reason="needs xz, hpcc, lftp and vsftpd (apt-get install xz-utils hpcc lftp vsftpd)")
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture()
+def ftp_server(tmp_path):
+    """vsftpd on 127.0.0.1:<free port>, anonymous root tmp_path/ftp with a 4 MiB data.bin; stopped afterwards."""
+    port = free_port()
+    root = tmp_path / "ftp"
+    (root / "incoming").mkdir(parents=True)
+    os.chmod(root, 0o755)
+    os.chmod(root / "incoming", 0o777)
+    (root / "data.bin").write_bytes(bytes(range(256)) * 16384)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    conf = tmp_path / "vsftpd.conf"
+    conf.write_text(f"""listen=YES
+listen_ipv6=NO
+listen_address=127.0.0.1
+listen_port={port}
+background=NO
+anonymous_enable=YES
+local_enable=NO
+no_anon_password=YES
+anon_root={root}
+write_enable=YES
+anon_upload_enable=YES
+anon_umask=022
+pasv_enable=YES
+pasv_address=127.0.0.1
+secure_chroot_dir={empty}
+seccomp_sandbox=NO
+xferlog_enable=NO
+""")
+    os.chmod(conf, 0o600)
+    proc = subprocess.Popen(["vsftpd", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(50):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("vsftpd did not start: %s" % proc.stderr.read().decode())
+    yield port, root
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
+    port, root = ftp_server
+    work = tmp_path / "work"
+    (work / "hpcc").mkdir(parents=True)
+    with open(HPCCINF, encoding="utf-8") as handle:
+        (work / "hpcc" / "hpccinf.txt").write_text(handle.read().replace("2000         Ns", "500          Ns"))
+    # a stale report from an earlier run: the role removes it before hpcc appends
+    (work / "hpcc" / "hpccoutf.txt").write_text("stale\n")
+    words = [b"alpha", b"beta", b"gamma", b"delta", b"epsilon", b"zeta"]
+    (work / "xz-input.bin").write_bytes(b" ".join(words[(i * 7) % 6] + str(i % 997).encode() for i in range(700000)))
+    proc = subprocess.run(
+        [os.path.join(BIN, "ansible-playbook"), "tests/integration/workload_cc_tools.yml",
+         "-e", f"cc_dir={work}", "-e", f"cc_ftp_port={port}"],
+        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(work / "results.json", encoding="utf-8") as handle:
+        results = json.load(handle)
+
+    xz = results["xz"]
+    assert xz["error"] is None and xz["output"] == "stderr", xz
+    assert xz["argv"][:6] == ["env", "LC_ALL=C", "LANG=C", "sh", "-c", 'exec "$0" "$@" > /dev/null']
+    assert xz["stdout"] == ""          # the compressed data went to /dev/null
+    assert xz["output_text"] == xz["stderr"] and "xz-input.bin: " in xz["output_text"]
+    metrics = xz["parsed"]["metrics"]
+    size_mib = os.path.getsize(work / "xz-input.bin") / 1048576.0
+    assert metrics["uncompressed_mib"] == pytest.approx(size_mib, abs=0.05)
+    assert metrics["threads"] == 2 and 0 < metrics["ratio"] < 1
+
+    hpcc = results["hpcc"]
+    assert hpcc["error"] is None and hpcc["output"] == "file", hpcc
+    assert hpcc["argv"][3:5] == ["env", f"--chdir={work}/hpcc"]
+    assert hpcc["parsed"]["valid"] is True, hpcc["parsed"]["reasons"]
+    assert hpcc["parsed"]["metrics"]["hpl_n"] == 500 and hpcc["parsed"]["metrics"]["hpl_gflops"] > 0
+    assert hpcc["parsed"]["details"]["runs_in_file"] == 1
+    assert "Begin of Summary section." in hpcc["output_text"] and "stale" not in hpcc["output_text"]
+
+    lftp = results["lftp"]
+    assert lftp["error"] is None and lftp["output"] == "stdout" and lftp["output_text"] is None, lftp
+    assert lftp["argv"][3:8] == ["env", f"--chdir={work}", "timeout", "60", "lftp"]
+    metrics = lftp["parsed"]["metrics"]
+    assert (metrics["direction"], metrics["get_bytes"], metrics["put_bytes"]) == ("mixed", 4194304, 4194304)
+    assert metrics["get_rate_mib_s"] > 0 and metrics["put_rate_mib_s"] > 0
+    assert (root / "incoming" / "put.bin").stat().st_size == 4194304
+
+    curl = results["curl"]
+    assert curl["error"] is None, curl
+    metrics = curl["parsed"]["metrics"]
+    assert (metrics["direction"], metrics["transferred_bytes"], metrics["response_code"]) == ("get", 4194304, 226)
+    assert 0 < metrics["first_byte_s"] <= metrics["total_s"]
