@@ -1,19 +1,29 @@
 #!/bin/bash
-# Assemble the lab director VM: kernel, small initramfs, ext4 root disk.
+# Assemble a lab VM: kernel, small initramfs, ext4 root disk.
 #
-#   build-image.sh KERNEL_ROOT KVER ROOTFS_IMAGE FILES_DIR AUTHORIZED_KEY OUT_DIR SIZE_MB
+#   build-image.sh KERNEL_ROOT KVER ROOTFS FILES_DIR AUTHORIZED_KEY OUT_DIR SIZE_MB [FREE_MB]
 #
 # KERNEL_ROOT   a Debian linux-image-KVER package extracted with dpkg-deb -x
-# ROOTFS_IMAGE  docker image of the guest userspace (files/rootfs/Dockerfile), exported flat
-# FILES_DIR    this role's files/ (initramfs-init, inittab, testbed-rc)
+# ROOTFS        either a docker image of the guest userspace (files/rootfs/Dockerfile,
+#               busybox-static inside), exported flat; or the absolute path of a rootfs
+#               tarball (e.g. the guest_rootfs role's), unpacked as it is: then busybox
+#               (this host's busybox-static) goes to /usr/local/lib/testbed with its applet
+#               links in /usr/local/lib/testbed/bin, the rootfs's own /sbin/init is left
+#               alone (the guest boots with init=/usr/local/lib/testbed/bin/init) and
+#               sitecustomize.py is appended to the rootfs's /etc/python3.*/sitecustomize.py
+# FILES_DIR    this role's files/ (initramfs-init, inittab, testbed-rc, rootfs/sitecustomize.py)
 # OUT_DIR      receives vmlinuz, initramfs.img, rootfs.img (written atomically: *.tmp + mv)
+# SIZE_MB      size of the sparse disk; it grows to the unpacked tree + 10 % + 128 MiB
+#              of file system overhead + FREE_MB (default 0) when that is larger
 #
 # Root disk modules: the closure of every kernel/net module (IPVS, netfilter,
 # NAT, tunnels) plus the virtio NIC; the initramfs only gets virtio-pci,
 # virtio-blk and ext4 with their dependencies. Needs root (file ownership in
 # the image), depmod/modprobe (kmod), busybox-static, cpio, mke2fs >= 1.43 (-d).
 set -euo pipefail
-KROOT=$1 KVER=$2 ROOTFS_IMAGE=$3 FILES=$4 AUTHKEY=$5 OUT=$6 SIZE_MB=$7
+KROOT=$1 KVER=$2 ROOTFS=$3 FILES=$4 AUTHKEY=$5 OUT=$6 SIZE_MB=$7 FREE_MB=${8:-0}
+TARBALL=""
+case "$ROOTFS" in /*) [ -f "$ROOTFS" ] || { echo "no rootfs tarball $ROOTFS" >&2; exit 2; }; TARBALL=$ROOTFS ;; esac
 BUSYBOX=$(command -v busybox) || { echo "busybox (busybox-static) is required" >&2; exit 2; }
 ldd "$BUSYBOX" >/dev/null 2>&1 && { echo "$BUSYBOX is dynamically linked: install busybox-static" >&2; exit 2; }
 MODDIR=$KROOT/lib/modules/$KVER
@@ -34,8 +44,20 @@ closure() {  # module names -> unique relative .ko paths, dependencies first
 # --- root disk ------------------------------------------------------------------
 ROOT=$WORK/rootfs
 mkdir -p "$ROOT"
-CID=$(docker create "$ROOTFS_IMAGE" /bin/true)
-docker export "$CID" | tar --numeric-owner -xf - -C "$ROOT"
+if [ -n "$TARBALL" ]; then
+  tar --numeric-owner -xf "$TARBALL" -C "$ROOT"
+  for d in bin sbin lib etc root usr usr/local; do
+    case "$(readlink "$ROOT/$d" || true)" in
+      /*) echo "$TARBALL: /$d is an absolute symlink; this script writes below it" >&2; exit 2 ;;
+    esac
+  done
+else
+  CID=$(docker create "$ROOTFS" /bin/true)
+  docker export "$CID" | tar --numeric-owner -xf - -C "$ROOT"
+fi
+# Files written below are replaced, never written through: a symlink in the
+# rootfs (absolute, e.g. /etc/resolv.conf -> /run/...) must not reach the host.
+put() { rm -f "$ROOT/$1"; cat > "$ROOT/$1"; chmod 0644 "$ROOT/$1"; }
 net_modules=$(cd "$MODDIR" && find kernel/net -name '*.ko' -printf '%f\n' | sed 's/\.ko$//')
 # shellcheck disable=SC2086
 for rel in $(closure $net_modules virtio_net virtio_pci virtio_blk ext4 tun dummy); do
@@ -44,22 +66,41 @@ for rel in $(closure $net_modules virtio_net virtio_pci virtio_blk ext4 tun dumm
 done
 cp "$MODDIR"/modules.order "$MODDIR"/modules.builtin* "$ROOT/lib/modules/$KVER/" 2>/dev/null || true
 depmod -b "$ROOT" "$KVER"
+install -d -m 0755 "$ROOT/usr/local/sbin"
 install -m 0755 "$FILES/testbed-rc" "$ROOT/usr/local/sbin/testbed-rc"
-install -m 0644 "$FILES/inittab" "$ROOT/etc/inittab"
-ln -sf /bin/busybox "$ROOT/sbin/init"
+if [ -n "$TARBALL" ]; then
+  TB=/usr/local/lib/testbed
+  install -d -m 0755 "$ROOT$TB/bin"
+  install -m 0755 "$BUSYBOX" "$ROOT$TB/busybox"
+  for applet in $("$BUSYBOX" --list); do ln -sf ../busybox "$ROOT$TB/bin/$applet"; done
+  sed "s|/bin/busybox|$TB/busybox|g" "$FILES/inittab" | put etc/inittab
+  for dir in "$ROOT"/etc/python3.*; do
+    [ -d "$dir" ] || continue
+    { [ -L "$dir/sitecustomize.py" ] || cat "$dir/sitecustomize.py" 2>/dev/null || true
+      echo; cat "$FILES/rootfs/sitecustomize.py"; } > "$WORK/sitecustomize.py"
+    put "${dir#"$ROOT"/}/sitecustomize.py" < "$WORK/sitecustomize.py"
+  done
+else
+  install -m 0644 "$FILES/inittab" "$ROOT/etc/inittab"
+  ln -sf /bin/busybox "$ROOT/sbin/init"
+fi
 rm -f "$ROOT/etc/ssh/ssh_host_"*
 ssh-keygen -q -A -f "$ROOT"
 install -d -m 0700 "$ROOT/root/.ssh"
+rm -f "$ROOT/root/.ssh/authorized_keys"
 install -m 0600 "$AUTHKEY" "$ROOT/root/.ssh/authorized_keys"
-cat > "$ROOT/etc/ssh/sshd_config.d/testbed.conf" <<'CONF'
+install -d -m 0755 "$ROOT/etc/ssh/sshd_config.d"
+put etc/ssh/sshd_config.d/testbed.conf <<'CONF'
 PermitRootLogin prohibit-password
 PasswordAuthentication no
 UseDNS no
 MaxStartups 100:30:200
 MaxSessions 100
 CONF
-: > "$ROOT/etc/resolv.conf"
-echo "/dev/vda / ext4 rw,noatime 0 1" > "$ROOT/etc/fstab"
+put etc/resolv.conf < /dev/null
+echo "/dev/vda / ext4 rw,noatime 0 1" | put etc/fstab
+need_mb=$(( $(du -sm "$ROOT" | cut -f1) * 110 / 100 + 128 + FREE_MB ))
+[ "$need_mb" -le "$SIZE_MB" ] || SIZE_MB=$need_mb
 truncate -s "${SIZE_MB}M" "$WORK/rootfs.img"
 mke2fs -q -t ext4 -L testbed-root -E root_owner=0:0 -d "$ROOT" "$WORK/rootfs.img"
 
