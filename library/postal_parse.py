@@ -39,6 +39,12 @@ options:
         the run invalid.
     type: float
     default: 1.0
+  log_duration_s:
+    description:
+      - Parse C(postal.log) instead of stdout - one line per message the server accepted - of a run bounded to
+        this many seconds (C(timeout)), for windows too short to cross postal's minute boundaries. C(errors) is
+        then null (postal.log lists accepted messages only).
+    type: float
 """
 
 EXAMPLES = r"""
@@ -166,6 +172,7 @@ from ansible.module_utils.testbed_parse_postal import parse  # noqa: E402
 
 OPTIONS = dict(
     max_error_pct=dict(type="float", default=1.0),
+    log_duration_s=dict(type="float"),
 )
 
 

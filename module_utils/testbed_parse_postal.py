@@ -28,6 +28,13 @@ what it sent after the last minute boundary is never printed.  So:
 
 ``errors`` are the SMTP/connection errors postal counted; a share of errors
 above ``max_error_pct`` of the messages (full minutes) makes the result invalid.
+
+With ``log_duration_s`` the text is instead the ``postal.log`` postal writes in
+its working directory: one line per message the server accepted
+(``<md5> <from> <to>``; a refused connection writes none), so a run bounded
+to ``log_duration_s`` seconds (``timeout``) gives ``messages`` and
+``messages_per_min`` without waiting for minute boundaries. postal.log does
+not carry the errors (``errors`` null, with a warning).
 Versions and variants: docs/parsers.md.
 """
 
@@ -54,8 +61,43 @@ LINE = re.compile(r"^(?P<time>\d{1,2}:\d{2}),(?P<values>%s(?:,%s)*)\s*$" % (INT,
 COLUMNS = ("messages", "data_kib", "errors", "connections", "ssl_connections")
 
 
-def parse(text, source="<content>", max_error_pct=1.0):
-    """Parse postal's stdout; see the module docstring."""
+LOG_LINE = re.compile(r"^[0-9a-f]{32} <[^<>\s]*> <[^<>\s]*>$")
+
+
+def parse_log(text, source, duration_s):
+    """Parse postal.log (one line per accepted message) of a run bounded to ``duration_s``."""
+    duration = to_number(duration_s, TOOL, source, "option log_duration_s")
+    if not duration > 0:
+        raise ParseError(TOOL, source, "option log_duration_s must be > 0, got %r" % (duration_s,))
+    text = require_text(text, TOOL, source) if text else ""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    bad = [line for line in lines if not LOG_LINE.match(line)]
+    # The last line may be cut when timeout stopped postal while it wrote it.
+    if bad and (len(bad) > 1 or bad[0] != lines[-1]):
+        raise ParseError(TOOL, source, "not a postal.log: %d line(s) are not '<md5> <from> <to>', e.g. %r"
+                         % (len(bad), bad[0][:80]))
+    result = new_result(TOOL, source)
+    metrics = result["metrics"]
+    messages = len(lines) - len(bad)
+    metrics["messages"] = messages
+    metrics["messages_per_min"] = messages * 60.0 / duration
+    metrics["messages_per_s"] = messages / duration
+    metrics["errors"] = None
+    metrics["window_s"] = duration
+    result["details"]["kind"] = "postal.log"
+    warn(result, "errors is null: postal.log lists accepted messages only (postal prints errors per minute on stdout)")
+    if bad:
+        warn(result, "ignored the last line, cut by the end of the run: %r" % bad[0][:80])
+    if messages == 0:
+        invalidate(result, "no message was accepted in %s s (postal.log is empty: the server refused or did not "
+                           "answer)" % duration)
+    return result
+
+
+def parse(text, source="<content>", max_error_pct=1.0, log_duration_s=None):
+    """Parse postal's stdout (or its postal.log with ``log_duration_s``); see the module docstring."""
+    if log_duration_s is not None:
+        return parse_log(text, source, log_duration_s)
     max_error_pct = to_number(max_error_pct, TOOL, source, "option max_error_pct")
     if isinstance(text, str) and not text.strip():
         raise ParseError(TOOL, source, "output is empty: postal buffers stdout and prints its header with the first "

@@ -103,3 +103,43 @@ def test_module_option_and_tool_parse():
     failed, result = run_module(tool_parse, {"tool": "postal", "content": read_fixture("postal", "postal-t10-135s.txt"),
                                              "options": {"max_error_pct": 5}})
     assert not failed and result["valid"] is True
+
+
+# ---------------------------------------------------------------------------
+# postal.log (log_duration_s): accepted messages of a short bounded run
+# ---------------------------------------------------------------------------
+
+def _log():
+    return read_fixture("postal", "postal-log-t10-10s.log")
+
+
+def test_log_counts_accepted_messages():
+    text = _log()
+    result = parse(text, "postal.log", log_duration_s=10)
+    assert result["valid"], result["reasons"]
+    lines = len(text.splitlines())
+    assert result["metrics"]["messages"] == lines
+    assert result["metrics"]["messages_per_min"] == pytest.approx(lines * 6.0)
+    assert result["metrics"]["errors"] is None
+    assert any("errors is null" in w for w in result["warnings"])
+
+
+def test_log_last_line_cut_is_ignored_with_a_warning():
+    text = _log()
+    cut = text.rstrip("\n") + "\n46406795ad35cb9863e7054dcaa1dd58 <user3@exa"
+    result = parse(cut, "postal.log", log_duration_s=10)
+    assert result["metrics"]["messages"] == len(text.splitlines())
+    assert any("cut by the end of the run" in w for w in result["warnings"])
+
+
+def test_log_empty_is_invalid():
+    result = parse("", "postal.log", log_duration_s=5)
+    assert not result["valid"]
+    assert "no message was accepted in 5 s" in result["reasons"][0]
+
+
+def test_log_refuses_other_text():
+    with pytest.raises(ParseError, match="not a postal.log"):
+        parse("time,messages,data(K),errors,connections\n14:51,1,2,0,1\n", "x", log_duration_s=10)
+    with pytest.raises(ParseError, match="log_duration_s must be > 0"):
+        parse(_log(), "x", log_duration_s=0)
