@@ -227,6 +227,7 @@ UNIT_SUFFIXES = (
     ("_per_s", "1/s"),
     ("_kib_s", "KiB/s"),
     ("_kb_s", "KB/s"),
+    ("_mb_s", "MB/s"),
     ("_mib_s", "MiB/s"),
     ("_gb_s", "GB/s"),
     ("_per_min", "1/min"),

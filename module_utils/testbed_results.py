@@ -1000,11 +1000,12 @@ def merge_source_verdicts(valid, reasons, warnings, sources):
         if result.get("valid") is False:
             for reason in _string_list(result.get("reasons"), f"sources.{name}.reasons") or ["invalid measurement"]:
                 text = f"{name}: {reason}"
-                if text not in reasons:
+                # the point's own reasons may already carry it (e.g. filter workload_result copies the parser's)
+                if text not in reasons and reason not in reasons:
                     reasons.append(text)
         for warning in _string_list(result.get("warnings"), f"sources.{name}.warnings"):
             text = f"{name}: {warning}"
-            if text not in warnings:
+            if text not in warnings and warning not in warnings:
                 warnings.append(text)
     if valid is None:
         if not sources:

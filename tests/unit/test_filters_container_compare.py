@@ -235,3 +235,41 @@ def test_report_spec_is_accepted_by_the_renderer():
     checked = testbed_report.check_spec(spec)
     assert [i["label"] for i in checked["overall_index"]["items"]] == ["disk read", "disk write", "RAM", "CPU"]
     assert len(checked["sections"]) == len(ALL)
+
+
+def test_point_ftp_get_takes_curls_first_byte():
+    curl = _run("curl", "curl-ftp-get-50m.json")
+    lftp = _run("lftp", "lftp-get-50m-limit-rate.txt")
+    result = cc.cc_point([curl, lftp], _point("ftp", direction="get"), {}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["first_byte_ms"] == pytest.approx(curl["parsed"]["metrics"]["first_byte_s"] * 1000)
+    assert result["metrics"]["rate_mib_s"] == lftp["parsed"]["metrics"]["rate_mib_s"]
+    assert result["metrics"]["total_s"] == 5.0
+    assert set(result["sources"]) == {"lftp", "curl"}
+    put = cc.cc_point([_run("lftp", "lftp-get-put-50m.txt")], _point("ftp", direction="put"), {}, FINGERPRINT)
+    assert put["valid"] and put["metrics"]["first_byte_ms"] is None
+
+
+def test_point_mail_from_postal_log():
+    run = _run("postal", "postal-log-t10-10s.log", log_duration_s=10)
+    result = cc.cc_point([run], _point("mail", threads=10, duration_s=10), {}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["messages"] == run["parsed"]["metrics"]["messages"] > 0
+    assert result["metrics"]["errors"] is None
+
+
+def test_point_compress_rate_over_the_wall_time():
+    run = _run("xz", "xz-T2-vv-64mib.txt")
+    run["duration_s"] = 16.0
+    result = cc.cc_point([run], _point("compress", threads=2), {}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["compress_mb_s"] == pytest.approx(67108864 / 16.0 / 1e6)
+    assert result["metrics"]["ratio"] == 0.391
+
+
+def test_point_hpcc():
+    result = cc.cc_point([_run("hpcc", "hpccoutf-n2000-p1.txt")], _point("hpcc", n=2000), {}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["hpl_gflops"] == 1.98986
+    assert result["metrics"]["stream_triad_gb_s"] == 36.2899
+    assert result["metrics"]["random_access_gups"] == 0.120729

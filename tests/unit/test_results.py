@@ -631,3 +631,12 @@ def test_result_run_module_compares_run_parameters(tmp_path):
     assert not failed and out["action"] == "created" and "duration_s: 60 -> 30" in out["resume_note"]
     failed, out = run_module(result_run, dict(args, run_id="auto", force=True))
     assert failed and "force applies to an explicit run_id" in out["msg"]
+
+
+def test_merge_source_verdicts_does_not_repeat_a_reason_the_point_already_has():
+    sources = {"xz": {"valid": False, "reasons": ["xz printed no speed"], "warnings": ["threads null"]}}
+    valid, reasons, warnings = merge_source_verdicts(False, ["xz printed no speed"], ["threads null"], sources)
+    assert reasons == ["xz printed no speed"]
+    assert warnings == ["threads null"]
+    valid, reasons, warnings = merge_source_verdicts(False, ["other"], [], sources)
+    assert reasons == ["other", "xz: xz printed no speed"]
