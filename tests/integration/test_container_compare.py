@@ -1,0 +1,124 @@
+"""Experiment 4 end to end on this machine, small: native and Docker.
+
+playbooks/container-compare.yml builds the guest root filesystem, the Docker
+guest from it and the servers in both variants, runs every workload once in
+each (ab, lftp + curl, postal, sysbench cpu and memory, xz, hpcc, fio, iperf3,
+sockperf) through the same tasks, stores one document per point with the
+runtime fingerprint, renders the report with study A's overall index and the
+fidelity check, and removes the Docker guest; a rerun measures nothing; bad
+input stops before anything is built. The full lab run (six variants) is
+`ansible-playbook playbooks/container-compare.yml -i inventories/lab`.
+"""
+
+import glob
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+SMALL = ['-e', '{"container_compare_variants": ["native", "docker"], "container_compare_web_concurrency": [10],'
+               ' "container_compare_cpu_threads": [1], "container_compare_memory_operations": ["read"],'
+               ' "container_compare_disk_patterns": ["randread", "read", "write"]}',
+         '-e', 'container_compare_repetitions=1', '-e', 'container_compare_web_requests=500',
+         '-e', 'container_compare_ftp_file_mb=20', '-e', 'container_compare_mail_duration_s=4',
+         '-e', 'container_compare_cpu_duration_s=2', '-e', 'container_compare_hpcc_n=500',
+         '-e', 'container_compare_memory_total_gb=0.2', '-e', 'container_compare_disk_runtime_s=2',
+         '-e', 'container_compare_disk_size_mb=32', '-e', 'container_compare_net_duration_s=2',
+         '-e', 'container_compare_lat_duration_s=2']
+WORKLOADS = {"web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", "net_bw", "net_lat"}
+
+
+def play(results, *extra, timeout=1800):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/container-compare.yml", "-i", "inventories/lab",
+           "-e", f"testbed_results_dir={results}"] + list(extra)
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def docs_of(results):
+    return sorted(glob.glob(os.path.join(str(results), "container_compare", "*", "*__rep*.json")))
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    proc = play(results, *SMALL)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    return results, proc
+
+
+def test_every_workload_runs_in_both_variants(first_run):
+    results, _ = first_run
+    docs = [json.load(open(p)) for p in docs_of(results)]
+    assert len(docs) == 2 * 12
+    for variant in ("native", "docker"):
+        mine = [d for d in docs if d["variant"] == variant]
+        assert {d["parameters"]["workload"] for d in mine} == WORKLOADS
+    for doc in docs:
+        assert doc["valid"] is True, (doc["point_id"], doc["reasons"])
+        assert doc["raw_files"], doc["point_id"]
+    web = [d for d in docs if d["parameters"]["workload"] == "web"]
+    assert all(d["metrics"]["requests_per_s"] > 0 and d["units"]["requests_per_s"] == "1/s" for d in web)
+    ftp = [d for d in docs if d["parameters"]["workload"] == "ftp" and d["parameters"]["direction"] == "get"]
+    assert all(d["metrics"]["bytes"] == 20 * 1048576 and d["metrics"]["first_byte_ms"] > 0 for d in ftp)
+
+
+def test_points_carry_the_runtime_fingerprint(first_run):
+    results, _ = first_run
+    docs = [json.load(open(p)) for p in docs_of(results)]
+    docker = [d["extra"]["runtime"] for d in docs if d["variant"] == "docker"]
+    with open("/var/cache/testbed/guest/guest-rootfs.tar.sha256") as handle:
+        sha = handle.read().split()[0]
+    for fingerprint in docker:
+        assert fingerprint["runtime"] == "docker" and fingerprint["version"]
+        assert fingerprint["storage_driver"] and fingerprint["cgroup_version"] and fingerprint["network_mode"]
+        assert isinstance(fingerprint["security_options"], list)
+        assert fingerprint["image_id"] == sha
+    with open("/var/cache/testbed/guest/guest-rootfs.tar", "rb") as handle:
+        assert hashlib.sha256(handle.read()).hexdigest() == sha
+    native = {d["extra"]["runtime"]["runtime"] for d in docs if d["variant"] == "native"}
+    assert native == {"native"}
+
+
+def test_report_has_the_overall_index_and_the_fidelity_check(first_run):
+    results, _ = first_run
+    run_dir = os.path.dirname(docs_of(results)[0])
+    report = open(os.path.join(run_dir, "report.md")).read()
+    assert "## Overall index: each metric's mean as a ratio to native" in report
+    assert "| docker (reference) |" in report and "| overall index |" in report
+    assert "Fidelity check passed" in report or "Fidelity check FAILED" in report
+    for workload in WORKLOADS:
+        assert f"## {workload} (" in report
+
+
+def test_cleanup_removed_the_docker_guest(first_run):
+    proc = subprocess.run(["docker", "ps", "-a", "--filter", "name=^cc-docker$", "--format", "{{.Names}}"],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == ""
+
+
+def test_a_rerun_measures_nothing(first_run):
+    results, _ = first_run
+    before = {p: os.path.getmtime(p) for p in docs_of(results)}
+    proc = play(results, *SMALL, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "Nothing to do: every point of this run is measured." in proc.stdout
+    assert {p: os.path.getmtime(p) for p in docs_of(results)} == before
+
+
+@pytest.mark.parametrize("extra, sentence", [
+    (['-e', '{"container_compare_variants": ["rkt"]}'], "container_compare_variants"),
+    (['-e', '{"container_compare_workloads": ["iozone"]}'], "container_compare_workloads"),
+    (['-e', 'container_compare_baseline=docker', '-e', '{"container_compare_variants": ["native"]}'],
+     "the baseline variant 'docker' is not measured"),
+])
+def test_bad_input_stops_before_anything_is_built(tmp_path, extra, sentence):
+    proc = play(tmp_path, *extra, timeout=300)
+    assert proc.returncode != 0
+    assert sentence in proc.stdout
+    assert "guest_rootfs" not in proc.stdout
