@@ -60,10 +60,10 @@ FAIRNESS = (r"^\s+events \(avg/stddev\):\s+(?P<fairness_events_avg>%s)/(?P<fairn
 
 CPU = (("events_per_s", "'events per second:'", r"^\s+events per second:\s+(%s)\s*$" % NUM, False),)
 MEMORY = (
-    ("total_operations", "'Total operations:'", r"^Total operations: (%s) \(%s per second\)\s*$" % (INT, NUM), True),
-    ("operations_per_s", "'Total operations:'", r"^Total operations: %s \((%s) per second\)\s*$" % (INT, NUM), False),
-    ("transferred_mib", "'MiB transferred'", r"^(%s) MiB transferred \(%s MiB/sec\)\s*$" % (NUM, NUM), False),
-    ("transfer_mib_s", "'MiB transferred'", r"^%s MiB transferred \((%s) MiB/sec\)\s*$" % (NUM, NUM), False),
+    ("total_operations", "'Total operations:'", r"^Total operations: (%s) \(\s*%s per second\)\s*$" % (INT, NUM), True),
+    ("operations_per_s", "'Total operations:'", r"^Total operations: %s \(\s*(%s) per second\)\s*$" % (INT, NUM), False),
+    ("transferred_mib", "'MiB transferred'", r"^(%s) MiB transferred \(\s*%s MiB/sec\)\s*$" % (NUM, NUM), False),
+    ("transfer_mib_s", "'MiB transferred'", r"^%s MiB transferred \(\s*(%s) MiB/sec\)\s*$" % (NUM, NUM), False),
 )
 FILEIO = (
     ("reads_per_s", "'reads/s:'", r"^\s+reads/s:\s+(%s)\s*$" % NUM, False),

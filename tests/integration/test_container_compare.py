@@ -55,7 +55,7 @@ def first_run(tmp_path_factory):
 def test_every_workload_runs_in_both_variants(first_run):
     results, _ = first_run
     docs = [json.load(open(p)) for p in docs_of(results)]
-    assert len(docs) == 2 * 12
+    assert len(docs) == 2 * 13
     for variant in ("native", "docker"):
         mine = [d for d in docs if d["variant"] == variant]
         assert {d["parameters"]["workload"] for d in mine} == WORKLOADS

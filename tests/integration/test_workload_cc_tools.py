@@ -125,3 +125,8 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     metrics = curl["parsed"]["metrics"]
     assert (metrics["direction"], metrics["transferred_bytes"], metrics["response_code"]) == ("get", 4194304, 226)
     assert 0 < metrics["first_byte_s"] <= metrics["total_s"]
+
+    # a tool whose output cannot be parsed: no parse result, the error names both the tool's and the parser's words
+    missing = results["xz_missing"]
+    assert missing["parsed"] is None and missing["rc"] == 1, missing
+    assert "missing.bin" in missing["error"] and "->" in missing["error"]

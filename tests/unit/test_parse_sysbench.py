@@ -346,3 +346,13 @@ def test_old_format_without_banner_rejected():
             "         min:                                  0.87ms\n")
     with pytest.raises(ParseError, match="0.4/0.5"):
         parse(text)
+
+
+def test_memory_rate_padded_by_printf():
+    # sysbench prints the rates with %8.2f: under 10000 they are padded ("( 5641.62 per second)");
+    # captured in an emulated guest, with --time=0's "endless test" warning in front.
+    result = _parse("memory_read_padded_rate.txt")
+    m = result["metrics"]
+    assert result["valid"], result["reasons"]
+    assert (m["total_operations"], m["operations_per_s"]) == (1024, 5641.62)
+    assert (m["transferred_mib"], m["transfer_mib_s"]) == (1024.0, 5641.62)
