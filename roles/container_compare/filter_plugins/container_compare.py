@@ -324,17 +324,26 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         "sections": sections,
         "notes": notes,
     }
+    # An emulated variant is never compared as performance: it stays out of the
+    # overall index and out of the comparison with the studies' figures.
+    real = [n for n in names if n not in emulated]
     if items:
         spec["overall_index"] = {
             "baseline_variant": baseline,
             "metrics": [{k: i[k] for k in ("metric", "label", "where")} for i in items],
             "higher_is_better": {i["metric"]: True for i in items},
             "title": "Overall index: each metric's mean as a ratio to native, averaged (study A, Table 3.1)",
-            "reference": {v: r for v, r in STUDY_A_RATIOS.items() if v in names},
+            "reference": {v: r for v, r in STUDY_A_RATIOS.items() if v in real},
         }
-    reference = {v: dict(STUDY_B[v]) for v in names if v in STUDY_B}
+        if emulated:
+            spec["overall_index"]["where"] = {"variant": real}
+    reference = {v: dict(STUDY_B[v]) for v in real if v in STUDY_B}
     if reference:
         spec["reference"] = {"label": "study B (their 4-core i5; Podman = rkt's row)", "values": reference}
+        if emulated:
+            spec["reference"]["where"] = {"variant": real}
+    if emulated:
+        notes[0] += " They are left out of the overall index and of the comparison with the studies' figures."
     return spec
 
 
