@@ -32,14 +32,15 @@ fi
 # Control node + lab: docker engine, qemu (lab VMs), debootstrap (images),
 # the benchmark tools (also used to capture parser fixtures and smoke tests);
 # lxc-dev, pkg-config, gcc and libc6-dev build the Python LXC bindings (pip
-# package lxc) that the community.general.lxc connection plugin imports.
+# package lxc, built for the venv's python: python3-dev) that the
+# community.general.lxc connection plugin imports.
 APT_PACKAGES=(
   python3 python3-venv python3-pip git make rsync
   docker.io debootstrap qemu-system-x86 qemu-utils cpio busybox-static kmod
   iproute2 iptables bridge-utils openssh-client sshpass
   httperf iperf3 fio apache2-utils sysbench iputils-ping ipvsadm sockperf sysstat
   nginx-light
-  lxc-dev pkg-config gcc libc6-dev
+  lxc-dev pkg-config gcc libc6-dev python3-dev
 )
 if [ "${TESTBED_SKIP_APT:-0}" != 1 ]; then
   command -v apt-get >/dev/null || die "apt-get not found: this setup supports Debian/Ubuntu (set TESTBED_SKIP_APT=1 if the packages are installed another way)"
