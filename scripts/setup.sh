@@ -39,7 +39,7 @@ APT_PACKAGES=(
   docker.io debootstrap qemu-system-x86 qemu-utils cpio busybox-static kmod
   iproute2 iptables bridge-utils openssh-client sshpass
   httperf iperf3 fio apache2-utils sysbench iputils-ping ipvsadm sockperf sysstat
-  nginx-light
+  nginx-light xz-utils hpcc lftp vsftpd curl
   lxc-dev pkg-config gcc libc6-dev python3-dev
 )
 if [ "${TESTBED_SKIP_APT:-0}" != 1 ]; then
