@@ -331,3 +331,14 @@ def test_relative_across_workloads(tmp_path):
     cpu = section[section.index("### `cpu_time_s`"):]
     # 10 s / 0.73 = 13.70 s: a rise of 37.0 %
     assert "| docker | sysbench | 13.70 \u00b1 1.74 (2) | +37.0 % |" in cpu
+
+
+def test_overall_index_where_leaves_a_variant_out_without_a_column(tmp_path):
+    # container_compare leaves an emulated variant out of the index with where: {variant: [...]}
+    spec = dict(OVERALL, where={"variant": ["native", "docker", "lxd"]})
+    _container_run(tmp_path, {"overall_index": spec})
+    run, docs, _problems = tr.load_run(str(tmp_path))
+    data = tr.overall_rows(run, docs, tr.check_spec({"overall_index": spec})["overall_index"])
+    assert list(data["variants"]) == ["docker", "lxd"]
+    table = _section(_md(tmp_path, formats=("md",)), "## Overall index relative to `native`")
+    assert "| metric | docker | lxd | docker (reference) |" in table
