@@ -219,8 +219,7 @@ def cc_point(runs, point, environment, fingerprint, extra=None):
     measured = runs[-1]
     if measured["tool"] != spec["tool"]:
         _fail(fname, f"workload {workload} is measured by {spec['tool']}, the last run is {measured['tool']}")
-    scale = {name: rule for name, rule in spec["metrics"].items()}
-    result = sweep.workload_result(measured, point, environment, metrics=[], scale=scale,
+    result = sweep.workload_result(measured, point, environment, metrics=[], scale=spec["metrics"],
                                    extra=dict(extra or {}, runtime=fingerprint, workload=workload))
     if workload == "disk":
         result["metrics"] = _disk_metrics(measured.get("parsed"), point["parameters"].get("pattern"))
