@@ -22,7 +22,8 @@ description:
   - RV(metrics.progress_fraction) (0..1) is C(1 - degraded_ratio - misplaced_ratio - unfound_ratio) (the share of
     object copies where they belong), or the share of PGs active+clean when no copy is missing but PGs are still
     peering; 1.0 when whole. A rebuild curve is these values over time; with size 2 and one disk lost it starts
-    near 0.5, not 0 (normalise by the first sample to get 0..1 of the rebuild itself).
+    near 0.5, not 0 (C(rebuild_fraction) in C(module_utils/testbed_parse_ceph.py) rescales it from the
+    first sample to 0..1 of the rebuild itself).
   - RV(valid) is false when the snapshot says nothing about the data (no PG, every PG C(unknown), C(pg_ready)
     false); then C(progress_fraction) is null.
   - Not JSON, a truncated document, several documents, another command's JSON, a ratio outside 0..1, or PG

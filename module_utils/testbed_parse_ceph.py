@@ -105,6 +105,20 @@ def _states(entries, name_key, count_key, source, where):
     return by_state
 
 
+def rebuild_fraction(first_progress, progress):
+    """Share (0..1) of a rebuild done, from the progress_fraction of its first sample and of now.
+
+    Ceph's progress_fraction starts where the loss left it (0.5 with size 2 and one of two OSDs
+    lost); this rescales it to 0 at the first sample and 1 when whole.  None when either is None;
+    1.0 when the first sample was already whole.
+    """
+    if first_progress is None or progress is None:
+        return None
+    if first_progress >= 1.0:
+        return 1.0
+    return max(0.0, min(1.0, (progress - first_progress) / (1.0 - first_progress)))
+
+
 def detect_kind(document):
     if isinstance(document, dict) and isinstance(document.get("pgmap"), dict):
         return "status"

@@ -12,7 +12,7 @@ import ceph_status_parse
 import pytest
 import tool_parse
 from ansible.module_utils.testbed_parse import ParseError
-from ansible.module_utils.testbed_parse_ceph import is_active_clean, parse
+from ansible.module_utils.testbed_parse_ceph import is_active_clean, parse, rebuild_fraction
 from conftest import fixture_path, read_fixture
 from helpers import run_module
 
@@ -82,6 +82,15 @@ def test_rebuild_series_progresses_to_whole(run):
     first = whole.index(True)
     assert all(whole[first:]) and curve[first:] == [1.0] * (len(curve) - first)
     assert all(value < 1.0 for value in curve[:first])
+
+
+def test_rebuild_fraction_rescales_from_the_first_sample():
+    first = _parse("recovery/degraded_osd_destroyed.pg_stat.json")["metrics"]["progress_fraction"]
+    middle = _parse("recovery/rebuild_007.pg_stat.json")["metrics"]["progress_fraction"]
+    last = _parse("recovery/healthy_after_rebuild.pg_stat.json")["metrics"]["progress_fraction"]
+    assert rebuild_fraction(first, first) == 0.0 and rebuild_fraction(first, last) == 1.0
+    assert rebuild_fraction(first, middle) == pytest.approx((1 - 353 / 1026 - 0.5) / 0.5)
+    assert rebuild_fraction(1.0, 1.0) == 1.0 and rebuild_fraction(None, 0.7) is None
 
 
 def test_recovery_sample_has_rates_and_recovering_pgs():
