@@ -149,7 +149,7 @@ def _sections(text, source):
     current = None
     for line in text.splitlines():
         if not line.strip():
-            if current is not None and current[0] not in ("config",):
+            if current is not None and current[0] not in ("config", "errors"):
                 current = None
             elif current is not None:
                 current[1].append("")

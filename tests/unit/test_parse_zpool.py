@@ -172,6 +172,14 @@ def test_data_errors_make_it_not_whole():
     assert result["metrics"]["data_errors"] == 3 and result["details"]["whole"] is False
 
 
+def test_permanent_error_list_of_v_built_from_the_source():
+    text = RESILVERED.replace("errors: No known data errors\n",
+                              "errors: Permanent errors have been detected in the following files:\n\n"
+                              "        /tank/data/f1\n        tank/vol:<0x1>\n")
+    result = parse(text)
+    assert result["metrics"]["data_errors"] == 2 and result["details"]["whole"] is False
+
+
 def test_configuration_unknown_is_invalid():
     text = "  pool: tank\n state: UNAVAIL\n  scan: none requested\nconfig: The configuration cannot be determined.\n"
     with pytest.raises(ParseError, match="errors:"):
