@@ -51,6 +51,9 @@ Layout read in OpenZFS ``cmd/zpool/zpool_main.c`` at tag zfs-2.1.11 (``status_ca
   ``metrics.progress_fraction`` (0..1) is the rebuild progress: the running resilver's or
   rebuild's percentage / 100, 1.0 when whole, 0.0 when not whole and nothing is
   resilvering (a disk offline, waiting for a replacement).
+* OpenZFS 2.2 and later print ``X / T scanned at R/s, Y / T' issued at R/s`` (T' the bytes to
+  issue, skipped ones excluded: ``issue_total_bytes``) and may add ``expand:``: read too
+  (source: zpool_main.c at zfs-2.2.0 and zfs-2.3.0; not captured).
 * Output that is not a pool status (``cannot open 'x': no such pool``, ``no pools
   available``, usage text, text cut before ``config:`` or in the middle of the vdev
   tree) is a ParseError.  A pool whose configuration cannot be determined parses with
@@ -83,7 +86,8 @@ _DURATION = r"(?:(?P<days>\d+) days )?(?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)"
 # Sections of the report: a label at the start of a line (maybe indented), the text after it,
 # continuation lines start with a tab (or spaces when tabs were expanded).
 # "scrub:" is the label of the scan line before pool version 23 (zfs-fuse 0.7.0 still prints it).
-SECTIONS = ("pool", "state", "status", "action", "see", "scan", "scrub", "remove", "checkpoint", "config", "errors")
+SECTIONS = ("pool", "state", "status", "action", "see", "scan", "scrub", "remove", "expand", "checkpoint", "config",
+            "errors")
 _SECTION_RE = re.compile(r"^ {0,4}(%s): ?(.*)$" % "|".join(SECTIONS))
 # Vdev states (zpool_state_to_name) plus the spare states of print_status_config.
 VDEV_STATES = frozenset(("ONLINE", "DEGRADED", "FAULTED", "OFFLINE", "REMOVED", "UNAVAIL", "SPLIT",
@@ -113,6 +117,10 @@ _SCAN_FORMS = (
 _SCAN_RATES = re.compile(
     r"^(?P<scanned>%s) scanned(?: at (?P<scan_rate>%s)/s)?, (?P<issued>%s) issued(?: (?:at )?(?P<issue_rate>%s)/s)?, "
     r"(?P<total>%s) total$" % (NICE, NICE, NICE, NICE, NICE))
+# OpenZFS 2.2 and later: "X / T scanned at R/s, Y / T' issued at R/s" (T' = T less the skipped bytes)
+_SCAN_RATES_22 = re.compile(
+    r"^(?P<scanned>%s) / (?P<total>%s) scanned(?: at (?P<scan_rate>%s)/s)?, (?P<issued>%s) / (?P<issue_total>%s) issued"
+    r"(?: at (?P<issue_rate>%s)/s)?$" % (NICE, NICE, NICE, NICE, NICE, NICE))
 _SCAN_DONE = re.compile(
     r"^(?P<processed>%s) (?P<what>resilvered|repaired), (?P<pct>\d+(?:\.\d+)?|nan|-?inf)%% done"
     r"(?:, (?:(?P<to_go>%s) to go|(?P<no_eta>no estimated completion time)))?$" % (NICE, _DURATION))
@@ -171,7 +179,8 @@ def _parse_scan(lines, source):
     scan = {"function": None, "state": None, "vdev": None, "started": None, "started_iso": None,
             "ended": None, "ended_iso": None, "duration_s": None, "errors": None,
             "scanned_bytes": None, "issued_bytes": None, "total_bytes": None, "processed_bytes": None,
-            "scan_rate_bytes_per_s": None, "issue_rate_bytes_per_s": None, "percent_done": None,
+            "issue_total_bytes": None, "scan_rate_bytes_per_s": None, "issue_rate_bytes_per_s": None,
+            "percent_done": None,
             "to_go_s": None, "text": "\n".join(line.strip() for line in lines)}
     for pattern, function, state in _SCAN_FORMS:
         match = re.match(pattern, first)
@@ -208,12 +217,14 @@ def _parse_scan(lines, source):
     if len(rest) < 2:
         raise ParseError(TOOL, source, "%s in progress without its scanned/issued and %% done lines (truncated?)"
                          % scan["function"])
-    rates = _SCAN_RATES.match(rest[0])
+    rates = _SCAN_RATES.match(rest[0]) or _SCAN_RATES_22.match(rest[0])
     if rates is None:
         raise ParseError(TOOL, source, "scan progress line %r is not 'X scanned at R/s, Y issued at R/s, Z total'"
                          % rest[0][:160])
     for key in ("scanned", "issued", "total"):
         scan[key + "_bytes"] = nice_bytes(rates.group(key), source, "scan " + key)
+    if "issue_total" in rates.groupdict():
+        scan["issue_total_bytes"] = nice_bytes(rates.group("issue_total"), source, "scan issue total")
     for key, field in (("scan_rate", "scan_rate_bytes_per_s"), ("issue_rate", "issue_rate_bytes_per_s")):
         if rates.group(key):
             scan[field] = nice_bytes(rates.group(key), source, "scan " + key)

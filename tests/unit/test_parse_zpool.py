@@ -117,6 +117,20 @@ def test_sequential_rebuild_built_from_the_source():
     assert parse(done)["details"]["scan"]["function"] == "rebuild"
 
 
+def test_openzfs_22_rate_line_built_from_the_source():
+    text = RESILVERING.replace("\t1.19G scanned at 152M/s, 612M issued at 76.5M/s, 1.19G total\n",
+                               "\t1.19G / 1.19G scanned at 152M/s, 612M / 1.10G issued at 76.5M/s\n")
+    result = parse(text)
+    assert result["metrics"]["scan_total_bytes"] == int(round(1.19 * 1024 ** 3))
+    assert result["details"]["scan"]["issue_total_bytes"] == int(round(1.10 * 1024 ** 3))
+    assert result["metrics"]["scan_issue_rate_bytes_per_s"] == int(76.5 * 1024 ** 2)
+    assert result["metrics"]["progress_fraction"] == pytest.approx(0.5021)
+    # no rates yet (scan_rate 0): "7.84G / 18.4T scanned, 0B / 18.4T issued"
+    text = RESILVERING.replace("\t1.19G scanned at 152M/s, 612M issued at 76.5M/s, 1.19G total\n",
+                               "\t7.84G / 18.4T scanned, 0B / 18.4T issued\n")
+    assert parse(text)["metrics"]["scan_issue_rate_bytes_per_s"] is None
+
+
 def test_paused_scrub_built_from_the_source():
     text = RESILVERED.replace(
         "resilvered 1.19G in 00:00:16 with 0 errors on Mon Nov 23 18:50:17 2026",
