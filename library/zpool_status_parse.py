@@ -164,7 +164,8 @@ details:
         The scan that matters for a rebuild (the running resilver/rebuild, else the last resilver/rebuild, else the
         scrub or none) - C(function) (scrub, resilver, rebuild or null), C(state) (none, in_progress, paused, finished,
         canceled), C(vdev) (rebuild), C(started)/C(ended) (zpool's local-time text) and C(started_iso)/C(ended_iso),
-        the byte counts, rates, C(percent_done), C(to_go_s), C(duration_s), C(errors), C(text).
+        the byte counts, rates, C(percent_done), C(to_go_s), C(duration_s), C(errors), C(text). Null when zpool
+        printed no C(scan:) line (OpenZFS 2.1 prints none for a pool never scrubbed or resilvered).
       type: dict
     scans:
       description: Every C(scan:) entry (a scrub and a rebuild can both be shown).

@@ -373,6 +373,9 @@ def parse(text, source="<content>"):
         if pool not in [v["name"] for v in vdevs if v["depth"] == 0 and v["class"] == "data"]:
             raise ParseError(TOOL, source, "the vdev tree has no root named %s" % pool)
         for vdev in vdevs:
+            counts = [vdev[key] or 0 for key in ("read_errors", "write_errors", "checksum_errors")]
+            if vdev["leaf"] and any(counts):
+                warn(result, "vdev %s has READ %d WRITE %d CKSUM %d errors" % tuple([vdev["name"]] + counts))
             if vdev["state"] not in ("ONLINE", "AVAIL", "INUSE"):
                 reasons.append("vdev %s is %s" % (vdev["name"], vdev["state"]))
             elif re.match(r"^(replacing|spare)-\d+$", vdev["name"]):

@@ -291,3 +291,94 @@ def test_module_and_tool_parse():
     assert not failed and result["details"]["whole"] is True
     failed, result = run_module(zpool_status_parse, {"content": "cannot open 'x': no such pool\n"})
     assert failed and result["msg"].startswith("zpool output <content>: zpool printed no pool status")
+
+
+# -- real captures: OpenZFS 2.1.11 in the lab VM (zpool status -p [-P] tank) ---------------------
+
+def _zfs(name):
+    return parse(read_fixture("zpool", "openzfs-2.1.11/" + name), source=name)
+
+
+@pytest.mark.parametrize("name", ["online.txt", "online-P.txt"])
+def test_zfs21_fresh_pool_has_no_scan_line_and_is_whole(name):
+    result = _zfs(name)
+    assert result["valid"] is True and result["details"]["whole"] is True
+    assert result["details"]["scan"] is None and result["details"]["scans"] == []
+    assert result["metrics"]["progress_fraction"] == 1.0 and result["metrics"]["scan_percent_done"] is None
+    assert result["metrics"]["leaf_vdevs"] == 2 and result["metrics"]["leaf_vdevs_online"] == 2
+    assert result["details"]["counters_exact"] is True and result["warnings"] == []
+
+
+def test_zfs21_full_paths_with_P():
+    names = [v["name"] for v in _zfs("online-P.txt")["details"]["vdevs"]]
+    assert names == ["tank", "mirror-0", "/dev/disk/by-id/virtio-tb-disk0-part1", "/dev/disk/by-id/virtio-tb-disk1-part1"]
+
+
+@pytest.mark.parametrize("name", ["degraded-offline.txt", "degraded-offline-P.txt"])
+def test_zfs21_offline_disk(name):
+    result = _zfs(name)
+    details = result["details"]
+    assert details["state"] == "DEGRADED" and details["whole"] is False
+    assert result["metrics"]["progress_fraction"] == 0.0 and result["metrics"]["leaf_vdevs_online"] == 1
+    assert details["status"] == ("One or more devices has been taken offline by the administrator. Sufficient "
+                                 "replicas exist for the pool to continue functioning in a degraded state.")
+    assert [(v["name"].split("/")[-1], v["state"]) for v in details["vdevs"]][-1][1] == "OFFLINE"
+
+
+def test_zfs21_resilver_after_online_is_not_whole_although_all_online():
+    result = _zfs("resilver-in-progress-online.txt")
+    details, metrics = result["details"], result["metrics"]
+    assert details["state"] == "ONLINE" and all(v["state"] == "ONLINE" for v in details["vdevs"])
+    assert details["whole"] is False and details["not_whole_reasons"] == ["resilver in progress (5.51% done)"]
+    assert metrics["progress_fraction"] == pytest.approx(0.0551)
+    assert details["scan"]["started_iso"] == "2026-11-23T18:27:08"
+    assert metrics["scan_scanned_bytes"] == 129 * 1024 ** 2 and metrics["scan_rate_bytes_per_s"] == 129 * 1024 ** 2
+    assert metrics["scan_issued_bytes"] == int(round(28.4 * 1024 ** 2)) and metrics["scan_total_bytes"] == 516 * 1024 ** 2
+    assert metrics["scan_processed_bytes"] == int(round(29.3 * 1024 ** 2)) and metrics["scan_to_go_s"] == 17
+    assert details["resilvering_vdevs"] == ["virtio-tb-disk1"]
+
+
+def test_zfs21_replace_series_progresses_to_whole():
+    names = ["degraded-offline.txt", "resilver-in-progress-replacing-start.txt",
+             "resilver-in-progress-replacing.txt", "resilvered-replace.txt"]
+    results = [_zfs(name) for name in names]
+    assert [r["metrics"]["progress_fraction"] for r in results] == [0.0, 0.0229, 0.228, 1.0]
+    assert [r["details"]["whole"] for r in results] == [False, False, False, True]
+    replacing = results[2]["details"]
+    tree = [(v["name"], v["depth"], v["parent"], v["state"]) for v in replacing["vdevs"]]
+    assert tree == [("tank", 0, None, "DEGRADED"), ("mirror-0", 1, "tank", "DEGRADED"),
+                    ("replacing-0", 2, "mirror-0", "DEGRADED"), ("old", 3, "replacing-0", "OFFLINE"),
+                    ("virtio-tb-disk0", 3, "replacing-0", "ONLINE"), ("virtio-tb-disk1", 2, "mirror-0", "ONLINE")]
+    assert "vdev old is OFFLINE" in replacing["not_whole_reasons"]
+    done = results[3]["details"]["scan"]
+    assert (done["function"], done["state"], done["duration_s"], done["errors"]) == ("resilver", "finished", 10, 0)
+    assert results[3]["metrics"]["scan_processed_bytes"] == 519 * 1024 ** 2
+
+
+def test_zfs21_replacing_with_P_names_the_old_child():
+    result = _zfs("resilver-in-progress-replacing-P.txt")
+    assert "/dev/disk/by-id/virtio-tb-disk0-part1/old" in [v["name"] for v in result["details"]["vdevs"]]
+    assert result["metrics"]["scan_percent_done"] == 23.37
+
+
+@pytest.mark.parametrize("name,function,state,percent", [
+    ("scrub-in-progress.txt", "scrub", "in_progress", 25.84),
+    ("scrub-canceled.txt", "scrub", "canceled", None),
+    ("scrubbed.txt", "scrub", "finished", 100.0),
+    ("resilvered-online.txt", "resilver", "finished", 100.0),
+])
+def test_zfs21_scrub_forms_leave_the_pool_whole(name, function, state, percent):
+    result = _zfs(name)
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["percent_done"]) == (function, state, percent)
+    assert result["details"]["whole"] is True and result["metrics"]["progress_fraction"] == 1.0
+
+
+def test_zfs21_scrub_that_repaired_checksum_errors():
+    result = _zfs("scrub-repaired-cksum-errors-P.txt")
+    details = result["details"]
+    assert details["see"] == "https://openzfs.github.io/openzfs-docs/msg/ZFS-8000-9P"
+    assert result["metrics"]["checksum_errors"] == 12 and result["metrics"]["scan_processed_bytes"] == 48 * 1024
+    assert details["vdevs"][-1]["checksum_errors"] == 12 and details["whole"] is True
+    assert result["warnings"] == ["vdev /dev/disk/by-id/virtio-tb-disk1-part1 has READ 0 WRITE 0 CKSUM 12 errors"]
+    assert details["action"].startswith("Determine if the device needs to be replaced, and clear the errors using")
