@@ -66,7 +66,9 @@ def test_pool_size_two_failure_domain_osd(host):
     assert rule["rule_id"] == pool["crush_rule"]
     choose = [s for s in rule["steps"] if s["op"].startswith("choose")]
     assert [(s["op"], s["type"]) for s in choose] == [("choose_firstn", "osd")]
-    assert ceph(host, "pg", "stat")["num_pg_by_state"] == [{"name": "active+clean", "num": 33}]
+    # 16.2: {"pg_ready": ..., "pg_summary": {"num_pg_by_state": [...], "num_pgs": 33, ...}}
+    summary = ceph(host, "pg", "stat")["pg_summary"]
+    assert summary["num_pg_by_state"] == [{"name": "active+clean", "num": 33}]
 
 
 def test_image_mapped_as_rbd_device(host):
@@ -77,7 +79,7 @@ def test_image_mapped_as_rbd_device(host):
     mapped = json.loads(host.check_output("rbd device list --format json"))
     assert [(m["pool"], m["name"], m["device"]) for m in mapped] == [("rbd", "vol", fact)]
     assert fact.startswith("/dev/rbd")
-    assert host.file(fact).is_block_device
+    assert host.run("test -b %s" % fact).rc == 0
     assert host.check_output("blockdev --getsize64 %s" % fact) == str(1024 * 1024 * 1024)
 
 
