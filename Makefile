@@ -10,12 +10,12 @@ export LC_ALL := C.UTF-8
 # Molecule scenarios, one per role (molecule/<role>/molecule.yml); `make test`
 # runs them all. LAB_SCENARIOS build or drive pieces of the labs (bridges,
 # systemd host containers, the qemu director VM with real IPVS, the container
-# experiment's KVM guest, the storage node VM and storage_zfs in it) under names and
-# addresses of their own, so they run
-# beside a lab that is up; they are the slow ones (about 13 min here, plus the
-# VM image builds on a fresh machine) and run last. `make molecule-lab` runs only them. molecule/default is a no-op stub
+# experiment's KVM guest, the storage node VM with storage_zfs and storage_ceph
+# in it) under names and addresses of their own, so they run beside a lab that
+# is up; they are the slow ones (about 25 min here, plus the VM image builds
+# and the OpenZFS module build on a fresh machine) and run last. `make molecule-lab` runs only them. molecule/default is a no-op stub
 # (molecule loads it before any scenario) and is left out.
-LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm lab_storage storage_zfs
+LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm lab_storage storage_zfs storage_ceph
 ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml)))))
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
