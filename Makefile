@@ -14,7 +14,7 @@ export LC_ALL := C.UTF-8
 # beside a lab that is up; they are the slow ones (about 13 min here, plus the
 # VM image builds on a fresh machine) and run last. `make molecule-lab` runs only them. molecule/default is a no-op stub
 # (molecule loads it before any scenario) and is left out.
-LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm
+LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm lab_storage
 ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml)))))
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab

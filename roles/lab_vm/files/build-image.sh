@@ -1,7 +1,7 @@
 #!/bin/bash
 # Assemble a lab VM: kernel, small initramfs, ext4 root disk.
 #
-#   build-image.sh KERNEL_ROOT KVER ROOTFS FILES_DIR AUTHORIZED_KEY OUT_DIR SIZE_MB [FREE_MB]
+#   build-image.sh KERNEL_ROOT KVER ROOTFS FILES_DIR AUTHORIZED_KEY OUT_DIR SIZE_MB [FREE_MB [MODULES]]
 #
 # KERNEL_ROOT   a Debian linux-image-KVER package extracted with dpkg-deb -x
 # ROOTFS        either a docker image of the guest userspace (files/rootfs/Dockerfile,
@@ -15,13 +15,16 @@
 # OUT_DIR      receives vmlinuz, initramfs.img, rootfs.img (written atomically: *.tmp + mv)
 # SIZE_MB      size of the sparse disk; it grows to the unpacked tree + 10 % + 128 MiB
 #              of file system overhead + FREE_MB (default 0) when that is larger
+# MODULES      more kernel modules for the root disk, space-separated (e.g. "rbd xfs"),
+#              each with its dependencies; modules the rootfs brings itself (e.g. a
+#              prebuilt OpenZFS package in /lib/modules/KVER/updates) are kept and indexed
 #
 # Root disk modules: the closure of every kernel/net module (IPVS, netfilter,
 # NAT, tunnels) plus the virtio NIC; the initramfs only gets virtio-pci,
 # virtio-blk and ext4 with their dependencies. Needs root (file ownership in
 # the image), depmod/modprobe (kmod), busybox-static, cpio, mke2fs >= 1.43 (-d).
 set -euo pipefail
-KROOT=$1 KVER=$2 ROOTFS=$3 FILES=$4 AUTHKEY=$5 OUT=$6 SIZE_MB=$7 FREE_MB=${8:-0}
+KROOT=$1 KVER=$2 ROOTFS=$3 FILES=$4 AUTHKEY=$5 OUT=$6 SIZE_MB=$7 FREE_MB=${8:-0} EXTRA_MODULES=${9:-}
 TARBALL=""
 case "$ROOTFS" in /*) [ -f "$ROOTFS" ] || { echo "no rootfs tarball $ROOTFS" >&2; exit 2; }; TARBALL=$ROOTFS ;; esac
 BUSYBOX=$(command -v busybox) || { echo "busybox (busybox-static) is required" >&2; exit 2; }
@@ -60,7 +63,7 @@ fi
 put() { rm -f "$ROOT/$1"; cat > "$ROOT/$1"; chmod 0644 "$ROOT/$1"; }
 net_modules=$(cd "$MODDIR" && find kernel/net -name '*.ko' -printf '%f\n' | sed 's/\.ko$//')
 # shellcheck disable=SC2086
-for rel in $(closure $net_modules virtio_net virtio_pci virtio_blk ext4 tun dummy); do
+for rel in $(closure $net_modules virtio_net virtio_pci virtio_blk ext4 tun dummy $EXTRA_MODULES); do
   mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
   cp "$MODDIR/$rel" "$ROOT/lib/modules/$KVER/$rel"
 done

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Build OpenZFS kernel modules for a Debian kernel once, as a binary .deb.
+#
+#   build-zfs-modules.sh BASE_ROOTFS_TAR KVER OUT_DIR
+#
+# BASE_ROOTFS_TAR  a Debian bookworm rootfs tarball (the lab's debootstrap image)
+# KVER             the kernel release the modules are for (e.g. 6.1.0-56-amd64)
+# OUT_DIR          receives zfs-modules-KVER_<zfs version>_amd64.deb (atomic: *.tmp + mv)
+#
+# The build runs in a throw-away chroot of BASE_ROOTFS_TAR (contrib added there,
+# nothing is installed on this host): linux-headers-KVER and zfs-dkms from the
+# distribution (its postinst builds and installs the modules for KVER), then the
+# built modules are packed as a modules-only .deb with dpkg-deb (bookworm's dkms
+# 3.0 has no mkbmdeb any more) that installs on the target without compilers:
+# zfs-modules-KVER, the version of zfs-dkms, depmod run by its postinst.
+# About 7-15 min on 2 cores.
+# Needs root (chroot, mounts).
+set -euo pipefail
+TAR=$1 KVER=$2 OUT=$3
+[ -f "$TAR" ] || { echo "no rootfs tarball $TAR" >&2; exit 2; }
+mkdir -p "$OUT"
+WORK=$(mktemp -d "$OUT/.zfs-build.XXXXXX")
+cleanup() {
+  for m in dev/pts dev proc sys; do umount "$WORK/root/$m" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+R=$WORK/root
+mkdir -p "$R"
+tar --numeric-owner -xf "$TAR" -C "$R"
+# The kernel (and its headers) may come from a point release or a security
+# update: the same suites as the host's kernel package lookup, with contrib.
+cat > "$R/etc/apt/sources.list" <<SRC
+deb http://deb.debian.org/debian bookworm main contrib
+deb http://deb.debian.org/debian bookworm-updates main contrib
+deb http://deb.debian.org/debian-security bookworm-security main contrib
+SRC
+cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
+mount -t proc proc "$R/proc"
+mount -t sysfs sys "$R/sys"
+mount --bind /dev "$R/dev"
+mount --bind /dev/pts "$R/dev/pts"
+run() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
+run apt-get update -q
+# dkms's postinst builds for kernels whose headers are present: only KVER here.
+run apt-get install -y -q --no-install-recommends "linux-headers-$KVER" zfs-dkms
+ZFULL=$(run dpkg-query -W -f='${Version}' zfs-dkms)
+ZVER=${ZFULL%%-*}
+run dkms status -m zfs -v "$ZVER" -k "$KVER" | grep -q installed \
+  || run dkms install -m zfs -v "$ZVER" -k "$KVER"
+KO=$R/lib/modules/$KVER/updates/dkms
+ls "$KO"/zfs.ko* >/dev/null 2>&1 || { echo "no zfs.ko in $KO after the DKMS build" >&2; exit 1; }
+PKG=$WORK/pkg
+NAME=zfs-modules-${KVER}_${ZFULL}_amd64.deb
+install -d "$PKG/DEBIAN" "$PKG/lib/modules/$KVER/updates/dkms"
+cp -a "$KO"/. "$PKG/lib/modules/$KVER/updates/dkms/"
+cat > "$PKG/DEBIAN/control" <<CTL
+Package: zfs-modules-$KVER
+Version: $ZFULL
+Architecture: amd64
+Maintainer: testbed <testbed@testbed.invalid>
+Section: contrib/kernel
+Priority: optional
+Provides: zfs-modules
+Description: OpenZFS $ZVER kernel modules for Linux $KVER
+ Built with DKMS from Debian's zfs-dkms $ZFULL against linux-headers-$KVER
+ by the testbed's lab_storage role (roles/lab_storage/files/build-zfs-modules.sh).
+CTL
+printf '#!/bin/sh\nset -e\n[ "$1" = configure ] && depmod -a %s || true\n' "$KVER" > "$PKG/DEBIAN/postinst"
+chmod 0755 "$PKG/DEBIAN/postinst"
+dpkg-deb --root-owner-group -Zxz --build "$PKG" "$OUT/$NAME.tmp" >/dev/null
+mv "$OUT/$NAME.tmp" "$OUT/$NAME"
+echo "$OUT/$NAME"
