@@ -179,6 +179,10 @@ def test_rebuild_point_that_never_became_whole():
     assert not out["valid"] and "did not report itself whole" in out["reasons"][0]
     instant = sc.sc_point({"poll": dict(POLL, observed_degraded=False), "verify": VERIFY}, _point("rebuild"), ENV)
     assert instant["valid"] and "finished before the first poll" in instant["warnings"][0]
+    failed = sc.sc_point({"poll": {"failed": True, "msg": "zpool status: cannot open 'tank'"}, "verify": VERIFY},
+                         _point("rebuild"), ENV)
+    assert not failed["valid"] and "polling the status failed: zpool status: cannot open 'tank'" in failed["reasons"]
+    assert failed["metrics"]["rebuild_s"] is None
     unverified = sc.sc_point({"poll": POLL, "verify": {"failed": True, "msg": "no manifest"}}, _point("rebuild"), ENV)
     assert not unverified["valid"] and "no manifest" in unverified["reasons"][0]
 

@@ -186,7 +186,7 @@ def _copy(point, data, environment, extra):
 
 def _rebuild(point, data, environment, extra):
     poll, verify = data.get("poll"), data.get("verify")
-    if not isinstance(poll, dict) or "curve" not in poll:
+    if not isinstance(poll, dict) or ("curve" not in poll and not poll.get("failed")):
         _fail("sc_point", "a rebuild point needs data.poll, the storage_rebuild_poll result")
     reasons, warnings = [], []
     if poll.get("failed"):
