@@ -232,6 +232,8 @@ def test_report_tables():
     rebuild = tables[1]
     assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][6] == "passed"
     assert rebuild["rows"][1][6] == "FAILED"
+    assert rebuild["chart"]["series"]["zfs 128 MB (rep 1)"] == [[0.5, 0.0], [6.0, 50.0], [12.5, 100.0]]
+    assert rebuild["chart"]["series"]["ceph 128 MB (rep 1)"] == [[1.0, 10.0], [40.0, 100.0]]
     assert "Integrity mismatches, file by file" in titles
     mismatch = tables[titles.index("Integrity mismatches, file by file")]
     assert mismatch["rows"] == [["ceph", "128", "1", "rebuild-01.bin", "aa", "bb"]]

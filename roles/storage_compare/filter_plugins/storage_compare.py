@@ -413,7 +413,17 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
                          _fmt(m.get("rebuild_s")), _fmt(None if m.get("used_bytes") is None else m["used_bytes"] / 1e6),
                          str(m.get("polls")), verdict,
                          f"{integrity.get('checked')} / {integrity.get('files')}" if integrity else "n/a"])
-        tables.append({"title": "Rebuild time per used size and integrity",
+        series = {}
+        for doc in rebuilds:
+            curve = [p for p in (doc.get("extra") or {}).get("curve") or []
+                     if isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], (int, float))]
+            if curve:
+                label = "{} {} MB (rep {})".format(doc.get("variant"), doc["parameters"].get("used_mb"),
+                                                   doc.get("repetition"))
+                series[label] = [[t, None if f is None else round(f * 100.0, 2)] for t, f in curve]
+        chart = {"x_label": "seconds since the disk was back", "y_label": "rebuild progress [%]",
+                 "series": series} if series else None
+        tables.append({"title": "Rebuild time per used size and integrity", "chart": chart,
                        "header": ["system", "used MB (planned)", "rep", "rebuild s", "fs used MB", "polls",
                                   "integrity", "files verified"],
                        "rows": rows,
