@@ -133,8 +133,16 @@ import time  # noqa: E402 (Ansible modules import after their documentation)
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.storage_compare_fileset import FilesetError, progress_curve, status_sample  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
-from ansible.module_utils.testbed_parse_ceph import parse as parse_ceph  # noqa: E402
-from ansible.module_utils.testbed_parse_zpool import parse as parse_zpool  # noqa: E402
+
+# Each system's parser; a missing one fails only a poll of that system.
+try:
+    from ansible.module_utils.testbed_parse_ceph import parse as parse_ceph  # noqa: E402
+except ImportError:  # pragma: no cover - only when the parser is not installed
+    parse_ceph = None
+try:
+    from ansible.module_utils.testbed_parse_zpool import parse as parse_zpool  # noqa: E402
+except ImportError:  # pragma: no cover - only when the parser is not installed
+    parse_zpool = None
 
 
 def main():
@@ -157,6 +165,9 @@ def main():
         command, parse = ["zpool", "status", "-p", p["pool"]], parse_zpool
     else:
         command, parse = ["ceph", "--cluster", p["cluster"], "status", "-f", "json"], parse_ceph
+    if parse is None:
+        module.fail_json(msg="the %s status parser (module_utils testbed_parse_%s) is not installed"
+                         % (p["system"], "zpool" if p["system"] == "zfs" else "ceph"))
     samples, first, last, parsed, degraded = [], None, None, None, False
     env = {"LC_ALL": "C", "LANG": "C"}
     while True:
