@@ -284,3 +284,16 @@ def test_health():
     assert out["problems"][1]["evidence"] == "running: osd 1/2"
     broken = sc.sc_health(dict(probe, status={"rc": 1, "stdout": "", "stderr": "timed out"}), "ceph", "vm")
     assert not broken["ok"] and "timed out" in broken["problems"][0]["evidence"]
+
+
+def test_memory_of_the_daemons():
+    text = "ceph-mon 51200\nceph-mgr 102400\nceph-osd 204800\nceph-osd 204800\nmariadbd 81920\nzfs_arc_bytes 0\n"
+    out = sc.sc_memory(text)
+    assert out["daemons_rss_mb"] == 550.0 and out["zfs_arc_mb"] == 0.0
+    assert out["by_daemon"] == {"ceph-mgr": 100.0, "ceph-mon": 50.0, "ceph-osd": 400.0, "mariadbd": 80.0}
+    zfs = sc.sc_memory("zfs_arc_bytes 104857600\n")
+    assert zfs == {"daemons_rss_mb": None, "zfs_arc_mb": 100.0, "by_daemon": {}}
+    run = _run("fio", "randread_4k_qd32_libaio.json")
+    point = sc.sc_point({"run": run, "cpu": CPU, "memory": text}, _point("fio", variant="ceph", pattern="randread"), ENV)
+    assert point["valid"] and point["metrics"]["ceph_daemons_rss_mb"] == 550.0
+    assert point["extra"]["memory_mb"]["ceph-osd"] == 400.0

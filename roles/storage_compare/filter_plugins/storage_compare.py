@@ -147,6 +147,23 @@ def _cpu(cpu):
     return value, None
 
 
+def sc_memory(text):
+    """The storage daemons' resident memory after a point, from ``ps -o comm=,rss=`` lines (KiB)
+    and an ``zfs_arc_bytes N`` line: ``{daemons_rss_mb, zfs_arc_mb, by_daemon: {name: MiB summed}}``."""
+    by_daemon, arc = {}, None
+    for line in str(text or "").splitlines():
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            continue
+        if fields[0] == "zfs_arc_bytes":
+            arc = int(fields[1]) / 1048576.0
+        else:
+            by_daemon[fields[0]] = by_daemon.get(fields[0], 0.0) + int(fields[1]) / 1024.0
+    storage = [v for k, v in by_daemon.items() if k.startswith("ceph-")]
+    return {"daemons_rss_mb": sum(storage) if storage else None, "zfs_arc_mb": arc,
+            "by_daemon": {k: round(v, 1) for k, v in sorted(by_daemon.items())}}
+
+
 def _fio(result, run, pattern):
     side = "write" if "write" in str(pattern) else "read"
     found = ((run.get("parsed") or {}).get("metrics")) or {}
@@ -271,6 +288,11 @@ def sc_point(data, point, environment, extra=None):
             result["extra"]["cpu"] = {k: data["cpu"]["metrics"].get(k) for k in (
                 "cpu_busy_mean_pct", "cpu_busy_max_pct", "cpu_user_mean_pct", "cpu_system_mean_pct",
                 "cpu_iowait_mean_pct", "samples", "window_s")}
+    if "memory" in data:
+        memory = sc_memory(data.get("memory"))
+        result["metrics"]["ceph_daemons_rss_mb"] = memory["daemons_rss_mb"]
+        result["metrics"]["zfs_arc_mb"] = memory["zfs_arc_mb"]
+        result["extra"]["memory_mb"] = memory["by_daemon"]
     if result["valid"]:
         missing = [k for k in METRICS[workload] if k in result["metrics"] and result["metrics"][k] is None
                    and k not in OPTIONAL]
@@ -548,4 +570,5 @@ def sc_health(probe, variant, host, benign=()):
 class FilterModule:
     def filters(self):
         return {"sc_variants": sc_variants, "sc_workloads": sc_workloads, "sc_point": sc_point,
-                "sc_report": sc_report, "sc_report_tables": sc_report_tables, "sc_fidelity": sc_fidelity, "sc_health": sc_health}
+                "sc_report": sc_report, "sc_report_tables": sc_report_tables, "sc_fidelity": sc_fidelity, "sc_health": sc_health,
+                "sc_memory": sc_memory}
