@@ -33,6 +33,9 @@ description:
     parameters are stored as given.
   - A C(run.json) of the experiment that cannot be read or is not a run file fails
     I(run_id=auto) with a message naming the file (it is never skipped silently).
+  - When writing fails (on a full filesystem the message says "no space left on the
+    filesystem of <results_dir>" and how to resume) a run directory made by this call is
+    removed again, so no empty run is left behind.
   - "Runs on the controller; call it with C(delegate_to: localhost) and C(run_once: true)."
 version_added: "1.0.0"
 author: Testbed contributors
@@ -238,7 +241,7 @@ resume_note:
 import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_results import ResultError, open_run  # noqa: E402
+from ansible.module_utils.testbed_results import ResultError, open_run, write_error_message  # noqa: E402
 
 
 def main():
@@ -268,7 +271,7 @@ def main():
     except ResultError as exc:
         module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])
     except OSError as exc:
-        module.fail_json(msg=f"result_run: cannot write under results_dir {results_dir}: {exc}",
+        module.fail_json(msg=f"result_run: {write_error_message(exc, results_dir)}",
                          experiment=params["experiment"])
     if status_only and result["action"] == "created":
         module.fail_json(

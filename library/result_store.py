@@ -23,6 +23,10 @@ description:
     any other breach of the schema, and a point already stored (unless I(overwrite=true)).
   - Adds C(environment.controller.ansible_core_version), C(python_version) and
     C(hostname) of the controller when they are not given.
+  - A write that fails (a full filesystem says so - "no space left on the filesystem of
+    <run_dir>" - and how to resume) leaves no half-written document and no raw file of the
+    point; the point stays pending. When only the derived C(index.json) could not be
+    refreshed, the message says the point is stored.
   - "Runs on the controller; call it with C(delegate_to: localhost)."
 version_added: "1.0.0"
 author: Testbed contributors
@@ -195,11 +199,20 @@ import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_results import (  # noqa: E402
+    IndexWriteError,
     ResultError,
     merge_source_verdicts,
     store_point,
     with_controller,
+    write_error_message,
 )
+
+
+def _point_name(point):
+    """The point's id as given (a mapping's point_id, or the id itself) for a message."""
+    if isinstance(point, dict):
+        return point.get("point_id") or "{} {}".format(point.get("variant"), point.get("parameters"))
+    return str(point)
 
 
 def main():
@@ -234,8 +247,13 @@ def main():
             overwrite=params["overwrite"], write=not module.check_mode, fault=params["fault"])
     except ResultError as exc:
         module.fail_json(msg=f"result_store: {exc}", run_dir=run_dir)
+    except IndexWriteError as exc:
+        module.fail_json(msg=f"result_store: the point is stored in {exc.doc_path}, but its index.json (derived from "
+                             f"the point files) was not refreshed: {write_error_message(exc.cause, run_dir)}",
+                         run_dir=run_dir, path=exc.doc_path)
     except OSError as exc:
-        module.fail_json(msg=f"result_store: cannot write in run_dir {run_dir}: {exc}", run_dir=run_dir)
+        module.fail_json(msg=f"result_store: point {_point_name(params['point'])} was not stored: "
+                             f"{write_error_message(exc, run_dir)}", run_dir=run_dir)
     module.exit_json(
         changed=not module.check_mode,
         path=os.path.join(run_dir, document["point_id"] + ".json"),

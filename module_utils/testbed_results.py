@@ -28,6 +28,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import socket
 import tempfile
 
@@ -300,6 +301,33 @@ def _write_text_atomic(path, text):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+class IndexWriteError(OSError):
+    """The point document is stored, but ``index.json`` (derived) could not be refreshed."""
+
+    def __init__(self, doc_path, cause):
+        super().__init__(cause.errno, cause.strerror)
+        self.doc_path = doc_path
+        self.cause = cause
+
+
+def is_no_space(exc):
+    """True for an OSError that says the filesystem (or the quota) is full."""
+    return getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+
+
+def write_error_message(exc, directory):
+    """One sentence for an OSError met while writing under ``directory``.
+
+    A full filesystem says so and what to do: every write is atomic, so nothing
+    half-written is left, and the same command resumes the run.
+    """
+    if is_no_space(exc):
+        return (f"no space left on the filesystem of {directory} ([Errno {exc.errno}] {exc.strerror}); "
+                "nothing half-written was left. Free space there (or give another testbed_results_dir) and run "
+                "the same command again: the points already stored are kept and only the missing ones are measured")
+    return f"cannot write in {directory}: {exc}"
 
 
 def _run_file_problem(run):
@@ -740,11 +768,19 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
             action = "extended"
 
     if changed and write:
-        if not os.path.isdir(run_dir):
+        made = not os.path.isdir(run_dir)
+        if made:
             os.makedirs(run_dir)
-        with _RunLock(run_dir):
-            write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
-            refresh_index(run_dir, run=run, now=now)
+        try:
+            with _RunLock(run_dir):
+                write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
+                refresh_index(run_dir, run=run, now=now)
+        except BaseException:
+            # A run directory made just now holds no point: leave no empty run behind
+            # (e.g. on a full filesystem); an existing run keeps its old run.json.
+            if made:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
 
     done = _done_ids(run_dir, run)
     listed = []
@@ -1146,7 +1182,10 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
                 except OSError as exc:
                     if exc.errno != errno.ENOENT:
                         raise
-        refresh_index(run_dir, run=run)
+        try:
+            refresh_index(run_dir, run=run)
+        except OSError as exc:
+            raise IndexWriteError(doc_path, exc) from exc
     return document
 
 

@@ -78,9 +78,10 @@ def run_docs(results):
 def assert_fault_recorded(results, output, component):
     """The fault is named in the output and the report; a point it hit is a fault document or was re-measured.
 
-    A point whose load was running when the fault hit is either held and stored as a fault document
-    (found after that point) or dropped in flight when the probe before the next segment finds the
-    fault first; either way it is measured again in the next pass.
+    A point whose load was running when the fault hit is stored as a fault document either way:
+    held back with errors and found after that point, or still in flight when the probe before the
+    next segment (or after the point before it) found the fault first (reason "in flight when the
+    fault was found"); it is measured again in the next pass.
     """
     assert f"Lab fault: {component}" in output, output[-3000:]
     assert "Pass 2: measuring again" in output

@@ -60,3 +60,33 @@ def test_recovery_that_fails_stops_the_sweep_naming_the_component(tmp_path):
     assert (tmp_path / "state" / "cleaned").exists()
     found = docs(tmp_path)
     assert "b__rep1" not in found and "b__fault1__rep1" in found and found["a__rep1"]["valid"] is True
+
+
+def test_points_in_flight_when_a_fault_is_found_are_stored_as_faults(tmp_path):
+    """Pipelined (like LVS): a point is handed over with the next one, so a fault can find it in flight.
+
+    a__rep2 breaks the service at the end of segment a: it is in flight when the probe before
+    segment b finds the fault. b__rep1 breaks it again: handing it over with b__rep2 finds the
+    fault after a point with errors, and b__rep2, whose load ran across it, is in flight. Each
+    leaves a fault document with the evidence; each is measured again in pass 2.
+    """
+    proc = play(tmp_path, "-e", "fault_toy_pipelined=true", "-e", "fault_toy_repetitions=2",
+                "-e", '{"fault_toy_break": ["a__rep2", "b__rep1"]}')
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    found = docs(tmp_path)
+    results = {f"{v}__rep{r}" for v in "abc" for r in (1, 2)}
+    assert set(found) == results | {"a__fault1__rep2", "b__fault1__rep1", "b__fault1__rep2"}
+    assert all(found[p]["valid"] is True and found[p]["metrics"]["value"] == 1 for p in results)
+    segment_start = found["a__fault1__rep2"]
+    assert segment_start["verdict"] == "fault" and segment_start["planned_point_id"] == "a__rep2"
+    assert segment_start["evidence"] == [{"component": "toy-service", "evidence": "service down during a__rep2"}]
+    assert segment_start["reasons"][0].startswith("lab fault, not a result (measured again after recovery): toy-service")
+    assert "in flight when the fault was found" in segment_start["reasons"][1]
+    assert "the probe before variant b" in segment_start["reasons"][1]
+    handed = found["b__fault1__rep1"]   # handed over with errors: the ordinary fault path
+    assert handed["reasons"][1:] == ["the service did not answer"]
+    after_point = found["b__fault1__rep2"]
+    assert after_point["evidence"] == [{"component": "toy-service", "evidence": "service down during b__rep1"}]
+    assert "the probe after a point with errors" in after_point["reasons"][1]
+    assert "Pass 2: measuring again 3" in proc.stdout
+    assert "Lab faults: 2 detected and recovered in this sweep" in proc.stdout

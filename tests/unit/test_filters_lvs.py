@@ -12,6 +12,7 @@ from lvs_compare import (
     lvs_collect_command,
     lvs_health,
     lvs_host_results,
+    lvs_in_flight,
     lvs_load_window,
     lvs_loads,
     lvs_point_seconds,
@@ -167,3 +168,29 @@ def test_only_the_virtual_service_fails():
                "c1": _probe("client", "=== alive\nok\n=== vip\nbash: connect: No route to host")}
     assert lvs_health(results, RS)["problems"] == [
         {"component": "virtual service (via the director)", "evidence": "client c1 -> VIP: bash: connect: No route to host"}]
+
+
+def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
+    from ansible.module_utils.testbed_results import open_run, store_point
+    plan = [{"variant": "rr", "parameters": {"rate": 50}, "repetition": 1}]
+    run = open_run(str(tmp_path), "lvs_compare", plan, run_id="r1")
+    point = dict(run["points"][0], label="rr rate=50 rep 1")
+    runner = json.dumps({"started": 100.0, "finished": 120.5})
+    prev = {"point": point, "start": 100.25, "end": 120.5, "counters_zeroed_at": None,
+            "clients": [{"host": "lvs-client1", "role": "client", "stdout": runner, "failed": False, "msg": ""},
+                        {"host": "lvs-client2", "role": "client", "stdout": "", "failed": True, "msg": "unreachable"}]}
+    env = {"hosts": {"lvs-client1": {"hostname": "lvs-client1"}}}
+    [item] = lvs_in_flight([prev, None], env, "vm")
+    assert item["started_at"] == 100.25 and item["finished_at"] == 120.5 and item["metrics"] == {}
+    assert item["raw"] == {"lvs-client1.run.json": runner}          # the client without output adds nothing
+    assert item["extra"] == {"scheduler": "rr", "director_kind": "vm"}
+    evidence = [{"component": "lvs-web2", "evidence": "connection refused"}]
+    doc = store_point(str(tmp_path / "lvs_compare" / "r1"), item["point"], item["metrics"], False,
+                      ["in flight when the fault was found"], [], item["environment"], item["started_at"],
+                      item["finished_at"], raw=item["raw"], extra=item["extra"],
+                      fault={"attempt": 1, "evidence": evidence})
+    assert doc["point_id"] == "rr__rate-50__fault1__rep1" and doc["verdict"] == "fault" and doc["evidence"] == evidence
+    assert doc["raw_files"] == ["raw/rr__rate-50__fault1__rep1.lvs-client1.run.json"]
+    assert lvs_in_flight([], env) == []
+    with pytest.raises(AnsibleFilterError, match="lvs_in_flight: point 'rr__rate-50__rep1' in flight has no load window"):
+        lvs_in_flight([{"point": point, "start": None, "end": 1}], env)

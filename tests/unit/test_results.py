@@ -486,6 +486,76 @@ def test_failed_write_leaves_no_partial_file(tmp_path, monkeypatch):
     assert len(open_run(str(tmp_path), "lvs", PLAN)["pending"]) == 3
 
 
+def _no_space(*_args, **_kwargs):
+    raise OSError(28, "No space left on device")
+
+
+def test_a_new_run_that_cannot_be_written_leaves_no_run_directory(tmp_path, monkeypatch):
+    monkeypatch.setattr(testbed_results, "write_json_atomic", _no_space)
+    with pytest.raises(OSError, match="No space left"):
+        open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    assert os.listdir(str(tmp_path / "lvs")) == []          # no empty run beside the real ones
+    monkeypatch.undo()
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    assert run["action"] == "created" and run["run_id"] == "20261121T153000Z"
+
+
+def test_an_existing_run_is_kept_when_its_run_file_cannot_be_rewritten(tmp_path, monkeypatch):
+    run = open_run(str(tmp_path), "lvs", PLAN, run_id="r1")
+    store(run["run_dir"], PLAN[0])
+    monkeypatch.setattr(testbed_results, "write_json_atomic", _no_space)
+    with pytest.raises(OSError):
+        open_run(str(tmp_path), "lvs", PLAN + [{"variant": "sh", "parameters": {"rate": 1}, "repetition": 1}],
+                 run_id="r1")
+    monkeypatch.undo()
+    assert open_run(str(tmp_path), "lvs", PLAN, run_id="r1")["done_count"] == 1
+
+
+def test_a_point_whose_index_cannot_be_refreshed_is_stored_and_says_so(tmp_path, monkeypatch):
+    run = open_run(str(tmp_path), "lvs", PLAN)
+    monkeypatch.setattr(testbed_results, "refresh_index", _no_space)
+    with pytest.raises(testbed_results.IndexWriteError) as caught:
+        store(run["run_dir"], PLAN[0])
+    monkeypatch.undo()
+    assert caught.value.doc_path == os.path.join(run["run_dir"], "rr__rate-1000__rep1.json")
+    assert testbed_results.is_no_space(caught.value.cause)
+    assert open_run(str(tmp_path), "lvs", PLAN)["done_count"] == 1   # the document is the truth
+
+
+def test_write_error_message_names_the_directory_and_the_full_filesystem():
+    full = testbed_results.write_error_message(OSError(28, "No space left on device"), "/r/lvs")
+    assert full.startswith("no space left on the filesystem of /r/lvs ([Errno 28] No space left on device); "
+                           "nothing half-written was left.")
+    assert "run the same command again" in full
+    assert testbed_results.is_no_space(OSError(122, "Disk quota exceeded"))
+    assert (testbed_results.write_error_message(OSError(13, "Permission denied"), "/r")
+            == "cannot write in /r: [Errno 13] Permission denied")
+
+
+def test_the_modules_say_no_space_left(tmp_path, monkeypatch):
+    import result_run
+    import result_store
+
+    args = {"results_dir": str(tmp_path), "experiment": "lvs", "plan": PLAN}
+    failed, out = run_module(result_run, args)
+    assert not failed
+    point = {"run_dir": out["run_dir"], "point": out["pending"][0], "metrics": {}, "valid": True, "environment": ENV,
+             "started_at": "2026-11-21T15:30:00Z", "finished_at": "2026-11-21T15:30:02Z"}
+    monkeypatch.setattr(testbed_parse.json, "dump", _no_space)
+    failed, stored = run_module(result_store, point)
+    assert failed and stored["msg"].startswith(
+        f"result_store: point rr__rate-1000__rep1 was not stored: no space left on the filesystem of {out['run_dir']}")
+    failed, opened = run_module(result_run, dict(args, run_id="new"))
+    assert failed and opened["msg"].startswith(f"result_run: no space left on the filesystem of {tmp_path}")
+    monkeypatch.undo()
+    assert sorted(os.listdir(str(tmp_path / "lvs"))) == [out["run_id"]]
+    assert not [n for n in os.listdir(out["run_dir"]) if n.endswith(".json") and "__rep" in n]
+    monkeypatch.setattr(testbed_results, "refresh_index", _no_space)
+    failed, stored = run_module(result_store, point)
+    assert failed and stored["msg"].startswith(
+        f"result_store: the point is stored in {out['run_dir']}/rr__rate-1000__rep1.json, but its index.json")
+
+
 def test_index_is_rebuilt_from_the_point_files(tmp_path):
     run = open_run(str(tmp_path), "lvs", PLAN)
     store(run["run_dir"], PLAN[0])

@@ -63,7 +63,8 @@ def test_qemu_runs_the_disk_snapshot_with_a_virtio_nic_on_the_tap(host, fact):
     assert cmdline[0] == "qemu-system-x86_64"
     assert cmdline[cmdline.index("-smp") + 1] == str(fact["cpus"])
     assert cmdline[cmdline.index("-m") + 1] == "2048"
-    assert any(a.startswith("file=") and a.endswith("if=virtio,format=raw,snapshot=on") for a in cmdline)
+    assert any(a.startswith("file=") and a.endswith("if=none,id=root,format=raw,snapshot=on") for a in cmdline)
+    assert "virtio-blk-pci,drive=root,serial=testbed-root" in cmdline
     assert "tap,id=nic1,ifname=tb-ccm-tap,script=no,downscript=no" in cmdline
     assert "virtio-net-pci,netdev=nic1,mac=52:54:00:cd:01:01,romfile=" in cmdline
     assert "user,id=mgmt,restrict=on,hostfwd=tcp:127.0.0.1:2225-10.0.2.15:22" in cmdline

@@ -17,13 +17,16 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   the controller's time line;
 * ``lvs_collect_command``: the shell line a host runs to print what the
   previous point left (director counters, CPU samples of its load window);
-* ``lvs_clock_note``: the report's sentence on clock offsets and drift.
+* ``lvs_clock_note``: the report's sentence on clock offsets and drift;
+* ``lvs_in_flight``: the points whose load ran but that are not stored yet,
+  as the sweep stores them when a lab fault finds them in flight.
 """
 
 import ipaddress
 import json
 import math
 import os
+import re
 import shlex
 import sys
 
@@ -292,6 +295,34 @@ def lvs_health(results, real_servers):
     return {"ok": not problems, "problems": problems}
 
 
+def lvs_in_flight(points, environment, director_kind="hardware"):
+    """The points in flight (``lvs_compare_prev``, the point being measured) as results for the sweep.
+
+    Each ``{point, clients, start, end}`` becomes ``{point, metrics: {}, started_at, finished_at,
+    environment, raw, extra}``: its load window on the controller's time line, every client's
+    runner output as raw evidence (``<host>.run.json``), nothing measured (it was never collected).
+    roles/testbed_sweep stores these as lab faults when a fault is found before they are stored.
+    """
+    out = []
+    for prev in points or []:
+        if not prev:
+            continue
+        if not isinstance(prev, dict) or not isinstance(prev.get("point"), dict):
+            _fail("lvs_in_flight", f"a point in flight must be a mapping with point, got {prev!r}")
+        try:
+            start, end = float(prev["start"]), float(prev["end"])
+        except (KeyError, TypeError, ValueError):
+            _fail("lvs_in_flight", f"point {prev['point'].get('point_id')!r} in flight has no load window (start, end)")
+        raw = {}
+        for client in prev.get("clients") or []:
+            if isinstance(client, dict) and client.get("stdout") and re.match(r"^[A-Za-z0-9_.-]+$", str(client.get("host"))):
+                raw[f"{client['host']}.run.json"] = client["stdout"]
+        out.append({"point": prev["point"], "metrics": {}, "started_at": start, "finished_at": max(start, end),
+                    "environment": environment, "raw": raw,
+                    "extra": {"scheduler": prev["point"].get("variant"), "director_kind": director_kind}})
+    return out
+
+
 class FilterModule:
     """Filters of the LVS experiment role."""
 
@@ -309,4 +340,5 @@ class FilterModule:
             "lvs_clock_note": lvs_clock_note,
             "lvs_probe_command": lvs_probe_command,
             "lvs_health": lvs_health,
+            "lvs_in_flight": lvs_in_flight,
         }
