@@ -15,6 +15,9 @@ description:
   - One entry point to every C(<tool>_parse) module, for roles that run a tool chosen at run time
     (M(ansible.builtin.include_role) C(testbed_workload)). O(tool) picks the parser; O(options) are
     that parser's own options (for example C(requested_rate) for httperf, C(max_drop_pct) for sockperf).
+  - C(ceph) is the parser of M(ceph_status_parse) (C(ceph status -f json), C(ceph pg stat -f json)) and C(zpool)
+    the parser of M(zpool_status_parse) (C(zpool status -p)); the tool name is the command's name, so
+    C(testbed_workload) runs them like any other tool.
   - The result is exactly what the tool's own module returns (C(ansible_facts.<tool>) and the same keys
     at the top level); see its documentation for the metrics.
 version_added: "1.1.0"
@@ -25,7 +28,8 @@ options:
     description: The tool whose output this is.
     type: str
     required: true
-    choices: [ab, curl, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz]
+    choices: [ab, ceph, curl, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz,
+              zpool]
   options:
     description:
       - Options of that tool's parser, by name (as the tool's own module takes them).
@@ -87,6 +91,7 @@ import inspect  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_parse import PARSE_ARGUMENT_SPEC, parse_and_exit  # noqa: E402
 from ansible.module_utils.testbed_parse_ab import parse as parse_ab  # noqa: E402
+from ansible.module_utils.testbed_parse_ceph import parse as parse_ceph  # noqa: E402
 from ansible.module_utils.testbed_parse_curl import parse as parse_curl  # noqa: E402
 from ansible.module_utils.testbed_parse_docker_stats import parse as parse_docker_stats  # noqa: E402
 from ansible.module_utils.testbed_parse_fio import parse as parse_fio  # noqa: E402
@@ -100,9 +105,11 @@ from ansible.module_utils.testbed_parse_postal import parse as parse_postal  # n
 from ansible.module_utils.testbed_parse_sockperf import parse as parse_sockperf  # noqa: E402
 from ansible.module_utils.testbed_parse_sysbench import parse as parse_sysbench  # noqa: E402
 from ansible.module_utils.testbed_parse_xz import parse as parse_xz  # noqa: E402
+from ansible.module_utils.testbed_parse_zpool import parse as parse_zpool  # noqa: E402
 
 PARSERS = {
     "ab": parse_ab,
+    "ceph": parse_ceph,
     "curl": parse_curl,
     "docker_stats": parse_docker_stats,
     "fio": parse_fio,
@@ -116,6 +123,7 @@ PARSERS = {
     "sockperf": parse_sockperf,
     "sysbench": parse_sysbench,
     "xz": parse_xz,
+    "zpool": parse_zpool,
 }
 
 
