@@ -105,7 +105,7 @@ def test_progress_curve():
     samples = [{"t_s": 0.5, "whole": False, "fraction": 0.0}, {"t_s": 1.5, "whole": False, "fraction": 0.4},
                {"t_s": 2.5, "whole": False, "fraction": None}, {"t_s": 3.5, "whole": True, "fraction": 0.99}]
     out = fs.progress_curve(samples)
-    assert out["curve"] == [[0.5, 0.0], [1.5, 0.4], [2.5, None], [3.5, 1.0]]
+    assert out["curve"] == [[0.5, 0.0], [1.5, 0.4], [2.5, None], [3.5, 1.0]] == out["curve_raw"]
     assert out["rebuild_s"] == 3.5 and out["whole"] and out["observed_degraded"] and out["samples"] == 4
     never = fs.progress_curve(samples[:2])
     assert never["rebuild_s"] is None and not never["whole"]
@@ -115,6 +115,18 @@ def test_progress_curve():
                              max_points=10)
     assert len(many["curve"]) == 10 and many["curve"][0] == [0.0, 0.0] and many["curve"][-1] == [999.0, 1.0]
     assert many["rebuild_s"] == 999.0
+
+
+def test_progress_curve_rescaled_from_the_first_sample():
+    samples = [{"t_s": 1, "whole": False, "fraction": 0.5}, {"t_s": 2, "whole": False, "fraction": 0.75},
+               {"t_s": 3, "whole": True, "fraction": 1.0}]
+    out = fs.progress_curve(samples, rescale=True)
+    assert out["curve"] == [[1.0, 0.0], [2.0, 0.5], [3.0, 1.0]]
+    assert out["curve_raw"] == [[1.0, 0.5], [2.0, 0.75], [3.0, 1.0]]
+    assert fs.progress_curve([{"t_s": 1, "whole": True, "fraction": 1.0}], rescale=True)["curve"] == [[1.0, 1.0]]
+    stale = fs.progress_curve([{"t_s": 0.5, "whole": True, "fraction": 1.0}] + samples, rescale=True)
+    assert stale["curve"] == [[0.5, None], [1.0, 0.0], [2.0, 0.5], [3.0, 1.0]]
+    assert stale["rebuild_s"] == 3.0 and stale["observed_degraded"]
 
 
 @pytest.mark.parametrize("samples,message", [

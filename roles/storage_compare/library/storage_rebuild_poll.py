@@ -95,11 +95,19 @@ observed_degraded:
   type: bool
   sample: true
 curve:
-  description: The progress curve C([[t_s, fraction]]).
+  description:
+    - The progress curve C([[t_s, fraction]]), fraction 0..1 of the rebuild done. ZFS - the resilver's percentage / 100.
+      Ceph - the share of object copies in place, rescaled so that the first poll is 0 (it starts where the loss left it).
   returned: always
   type: list
   elements: list
   sample: [[0.8, 0.0], [1.9, 0.31], [3.0, 1.0]]
+curve_raw:
+  description: The fractions as the parser reported them (Ceph - 1 - degraded - misplaced ratios).
+  returned: always
+  type: list
+  elements: list
+  sample: [[0.8, 0.5], [1.9, 0.66], [3.0, 1.0]]
 samples:
   description: Number of polls.
   returned: always
@@ -190,7 +198,8 @@ def main():
         if t >= p["timeout_s"]:
             break
         time.sleep(max(0.0, p["interval_s"] - (time.time() - since - t)))
-    result = progress_curve(samples, max_points=p["max_points"])
+    # Ceph's fraction starts where the loss left it (0.5 with one of two OSDs gone): rescaled to start at 0.
+    result = progress_curve(samples, max_points=p["max_points"], rescale=p["system"] == "ceph")
     module.exit_json(changed=False, command=command, first_status=first, last_status=last, last_parsed=parsed,
                      **result)
 

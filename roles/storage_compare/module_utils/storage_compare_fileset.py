@@ -195,16 +195,24 @@ def _round(value, digits=3):
     return None if value is None else round(float(value), digits)
 
 
-def progress_curve(samples, max_points=200):
+def progress_curve(samples, max_points=200, rescale=False):
     """A rebuild's progress curve from polled status samples.
 
     ``samples``: ``[{t_s, whole, fraction}]`` in poll order (``t_s`` seconds
     since the disk was put back, ``fraction`` 0..1 or None when the status
     gave none). Returns ``{curve: [[t_s, fraction]], rebuild_s, whole,
     observed_degraded, samples}``: ``rebuild_s`` is the first ``t_s`` at which
-    the system reported itself whole (None when it never did), the curve is
+    the system reported itself whole after its last degraded sample (None when
+    it did not end whole), the curve is
     thinned evenly to at most ``max_points`` points (first and last kept) and a
     whole sample counts as fraction 1.
+
+    ``rescale``: the fraction of the first degraded sample counts as 0 (Ceph's
+    progress starts where the loss left it: 0.5 with size 2 and one of two
+    OSDs gone), ``(f - f0) / (1 - f0)``; whole samples before it (the old map,
+    before the system noticed the loss) become None; no degraded sample at all
+    leaves the curve as it is.
+    ``curve_raw`` keeps the fractions as the system reported them.
     """
     if not isinstance(samples, (list, tuple)):
         raise FilesetError("samples must be a list of {t_s, whole, fraction}, got %r" % type(samples).__name__)
@@ -225,10 +233,28 @@ def progress_curve(samples, max_points=200):
         points.append([_round(t), _round(fraction, 4)])
         if whole and rebuild_s is None:
             rebuild_s = t
+        elif not whole:
+            # a whole status before the loss showed up was the old map: the rebuild ends at a later one
+            rebuild_s = None
     if len(points) > max_points > 1:
         step = (len(points) - 1) / float(max_points - 1)
         points = [points[int(round(i * step))] for i in range(max_points)]
-    return {"curve": points, "rebuild_s": _round(rebuild_s), "whole": rebuild_s is not None,
+    raw = [list(p) for p in points]
+    if rescale:
+        # the base is the first degraded sample: whole samples before it still showed the old map
+        start = next((n for n, (sample, point) in enumerate(zip(samples, points))
+                      if not sample.get("whole") and point[1] is not None), None) if len(points) == len(samples) else None
+        if start is None and len(points) != len(samples):
+            start = next((n for n, p in enumerate(points) if p[1] is not None and p[1] < 1.0), None)
+        first = points[start][1] if start is not None else None
+        for number, point in enumerate(points):
+            if first is None or point[1] is None:
+                continue
+            if number < start:
+                point[1] = None
+            else:
+                point[1] = 1.0 if first >= 1.0 else _round(max(0.0, min(1.0, (point[1] - first) / (1.0 - first))), 4)
+    return {"curve": points, "curve_raw": raw, "rebuild_s": _round(rebuild_s), "whole": rebuild_s is not None,
             "observed_degraded": degraded, "samples": len(samples)}
 
 
