@@ -22,14 +22,16 @@ The report spec comes from run.json's ``report`` key (every key optional)::
 
     {"x": "rate", "metrics": ["reply_rate_per_s"], "higher_is_better": {"response_ms": false},
      "baseline_variant": "native", "title": "...", "notes": ["..."],
-     "tables": [{"title": "...", "header": ["a", "b"], "rows": [["1", "2"]], "notes": ["..."]}],
+     "tables": [{"title": "...", "header": ["a", "b"], "rows": [["1", "2"]], "notes": ["..."],
+                 "chart": {"x_label": "t [s]", "y_label": "progress [%]", "series": {"zfs": [[0, 0], [3, 100]]}}}],
      "sections": [{"title": "fio", "where": {"workload": "fio"}, "x": "iodepth", "metrics": ["iops"]}],
      "relative": {"baseline_variant": "native", "metrics": {"throughput_gbps": "drop", "rtt_ms": "rise"}},
      "overall_index": {"baseline_variant": "native", "metrics": ["iops", "cpu_time_s"],
                        "higher_is_better": {"cpu_time_s": false}},
      "reference": {"label": "study (their hardware)", "values": {"docker": {"iops": 1000}}}}
 
-``tables`` are tables an experiment derived itself (cells already formatted);
+``tables`` are tables an experiment derived itself (cells already formatted), each
+optionally with a line ``chart`` of its own series ([[x, y]], y null = a gap);
 ``sections`` split a multi-workload run (``where`` filters points by variant,
 parameter or ``extra`` field); ``relative``, ``overall_index`` and ``reference``
 derive the studies' tables from the points.  docs/architecture.md has the
@@ -476,6 +478,21 @@ def _check_tables(tables):
             raise ReportError(f"{where}.rows must be a list of rows with {len(header)} cells each (like the header)")
         if table.get("notes") is not None and not isinstance(table["notes"], list):
             raise ReportError(f"{where}.notes must be a list of sentences")
+        _check_table_chart(table.get("chart"), f"{where}.chart")
+
+
+def _check_table_chart(chart, where):
+    """A table's optional line chart: {x_label, y_label, series: {label: [[x, y], ...]}} (y may be null)."""
+    if chart is None:
+        return
+    series = chart.get("series") if isinstance(chart, dict) else None
+    if not isinstance(series, dict) or not series:
+        raise ReportError(f"{where} must be {{x_label, y_label, series: {{label: [[x, y], ...]}}}}")
+    for label, points in series.items():
+        if not isinstance(points, list) or not points or any(
+                not isinstance(p, list) or len(p) != 2 or not _is_finite_number(p[0])
+                or not (p[1] is None or _is_finite_number(p[1])) for p in points):
+            raise ReportError(f"{where}.series[{label!r}] must be a non-empty list of [x, y] numbers (y may be null)")
 
 
 def _check_where(where, what):
@@ -904,6 +921,8 @@ def build_blocks(run, docs, faults, spec, sections, notes):
         # Tables the experiment derived itself (already formatted).
         add(("h", 2, table["title"]))
         add(("table", table["header"], table["rows"]))
+        if table.get("chart_path"):
+            add(("img", table["chart_path"], table["title"]))
         for note in table.get("notes") or []:
             add(("p", note))
 
@@ -1459,6 +1478,28 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
     return charts
 
 
+def write_table_chart(table, run_dir, plt, prefix):
+    """A derived table's line chart (e.g. rebuild progress curves): charts/<prefix><title>.png."""
+    chart = table["chart"]
+    chart_dir = os.path.join(run_dir, "charts")
+    if not os.path.isdir(chart_dir):
+        os.makedirs(chart_dir)
+    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=100)
+    for label, points in chart["series"].items():
+        ax.plot([p[0] for p in points], [float("nan") if p[1] is None else p[1] for p in points],
+                marker=".", label=str(label))
+    ax.set_xlabel(str(chart.get("x_label") or "x"))
+    ax.set_ylabel(str(chart.get("y_label") or "y"))
+    ax.set_title(table["title"])
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    name = f"{prefix}{_safe_name(table['title'])}.png"
+    fig.savefig(os.path.join(chart_dir, name))
+    plt.close(fig)
+    return f"charts/{name}"
+
+
 # ---------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------
@@ -1531,6 +1572,10 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
                     section.charts = write_charts(section.model, run_dir, plt, prefix=section.prefix,
                                                   heading=f"{section.title}: " if section.title else "")
                     written.extend(os.path.join(run_dir, p) for p in section.charts.values())
+            for number, table in enumerate(spec.get("tables") or []):
+                if table.get("chart"):
+                    table["chart_path"] = write_table_chart(table, run_dir, plt, f"table{number + 1:02d}_")
+                    written.append(os.path.join(run_dir, table["chart_path"]))
     notes.append("generated {} by scripts/testbed_report.py".format(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())))
     blocks = build_blocks(run, docs, faults, spec, sections, notes)
     if "md" in formats:

@@ -56,9 +56,31 @@ def test_tables_are_rendered_after_the_notes(tmp_path):
     ([{"title": "t", "header": [], "rows": []}], "report.tables[0].header must be a non-empty list"),
     ([{"title": "t", "header": ["a", "b"], "rows": [["1"]]}], "rows with 2 cells each"),
     ([{"title": "t", "header": ["a"], "rows": [["1"]], "notes": "n"}], "report.tables[0].notes must be a list"),
+    ([{"title": "t", "header": ["a"], "rows": [], "chart": {"series": {}}}], "report.tables[0].chart must be"),
+    ([{"title": "t", "header": ["a"], "rows": [], "chart": {"series": {"zfs": [[0, "x"]]}}}],
+     "report.tables[0].chart.series['zfs'] must be a non-empty list of [x, y] numbers"),
 ])
 def test_bad_tables_are_refused(tmp_path, tables, fragment):
     _run_dir(tmp_path, {"tables": tables})
     with pytest.raises(report.ReportError) as info:
         report.make_report(str(tmp_path), formats=("md",), out=io.StringIO())
     assert fragment in str(info.value)
+
+
+def test_a_table_with_a_chart_gets_its_line_chart(tmp_path):
+    chart = {"x_label": "t [s]", "y_label": "progress [%]",
+             "series": {"zfs 128 MB": [[0.4, 0.0], [1.5, 40.0], [2.5, None], [3.1, 100.0]],
+                        "ceph 128 MB": [[1.0, 10.0], [40.0, 100.0]]}}
+    tables = [{"title": "Rebuild time per used size", "header": ["system", "rebuild s"],
+               "rows": [["zfs", "3.1"], ["ceph", "40"]], "chart": chart, "notes": ["curves below"]}]
+    _run_dir(tmp_path, {"title": "NFV", "baseline_variant": "baseline", "metrics": ["throughput_gbps"], "tables": tables})
+    report.make_report(str(tmp_path), formats=("md", "png"), out=io.StringIO())
+    png = tmp_path / "charts" / "table01_Rebuild_time_per_used_size.png"
+    assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (tmp_path / "report.md").read_text()
+    assert "![Rebuild time per used size](charts/table01_Rebuild_time_per_used_size.png)" in text
+    assert text.index("| ceph | 40 |") < text.index("charts/table01_") < text.index("curves below")
+    # without png nothing is drawn and the table stays
+    (tmp_path / "charts" / "table01_Rebuild_time_per_used_size.png").unlink()
+    report.make_report(str(tmp_path), formats=("md",), out=io.StringIO())
+    assert "charts/table01_" not in (tmp_path / "report.md").read_text()

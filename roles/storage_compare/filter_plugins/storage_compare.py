@@ -1,0 +1,574 @@
+# -*- coding: utf-8 -*-
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of experiment 2, Ceph RBD vs ZFS zvol (roles/storage_compare).
+
+* ``sc_variants``: the measured systems, baseline first;
+* ``sc_workloads``: the sweep matrix's ``workloads`` from the settings;
+* ``sc_point``: one point's result (metrics with units, verdict, raw outputs,
+  the system and cache state in ``extra``) from the workload's runs;
+* ``sc_report``: the report specification (a section per workload, ZFS vs
+  Ceph relative change, notes);
+* ``sc_report_tables``: the tables the report hook derives from the stored
+  points (the study's figures beside the measured ones, rebuild time per used
+  size, progress curves, integrity verdicts).
+
+Pure functions (tests/unit/test_filters_storage_compare.py); bad input raises
+``AnsibleFilterError`` naming the filter and the bad value. Throughput and
+progress-curve arithmetic come from the role's module_utils
+(``storage_compare_fileset``), the generic pieces from filter_plugins/.
+"""
+
+import json
+import os
+import sys
+
+try:
+    from ansible.errors import AnsibleFilterError
+except ImportError:  # pragma: no cover - only without ansible
+    class AnsibleFilterError(Exception):
+        pass
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+for _path in (os.path.abspath(os.path.join(_HERE, "..", "..", "..", "filter_plugins")),
+              os.path.abspath(os.path.join(_HERE, "..", "module_utils"))):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import storage_compare_fileset as fileset  # noqa: E402
+import testbed_stats as stats  # noqa: E402
+import testbed_sweep as sweep  # noqa: E402
+
+VARIANTS = ("zfs", "ceph")
+WORKLOADS = ("fio", "copy", "oltp", "rebuild")
+FIO_PATTERNS = ("read", "write", "randread", "randwrite")
+COPY_DIRECTIONS = ("write", "read")
+
+# Each workload's metrics in the report, and whether higher is better.
+METRICS = {
+    "fio": ["iops", "bandwidth_mb_s", "clat_p50_us", "clat_p95_us", "clat_p99_us", "node_cpu_pct"],
+    "copy": ["copy_mb_s", "copy_s", "node_cpu_pct"],
+    "oltp": ["transactions_per_s", "queries_per_s", "latency_avg_ms", "latency_p95_ms", "node_cpu_pct"],
+    "rebuild": ["rebuild_s", "integrity_mismatches", "integrity_files"],
+}
+LOWER_IS_BETTER = ("clat_p50_us", "clat_p95_us", "clat_p99_us", "node_cpu_pct", "copy_s", "latency_avg_ms",
+                   "latency_p95_ms", "rebuild_s", "integrity_mismatches")
+# Metrics that may be null in a valid point.
+OPTIONAL = ("node_cpu_pct", "queries_per_s", "latency_avg_ms")
+
+# The study's figures (Proxmox VE 5.1, two 1 TB HDDs, gigabit; Ceph Luminous, ZFS 0.7.8;
+# docs/experiments.md section 2): (label, workload, where, metric, ceph, zfs).
+STUDY_LABEL = "study (their hardware: 2 x 1 TB HDD storage node, Proxmox VE 5.1, Ceph Luminous, ZFS 0.7.8)"
+STUDY = [
+    ("4 KiB sequential read, IOPS", "fio", {"pattern": "read", "block_size": "4k", "iodepth": 32}, "iops", 2838, 3612),
+    ("4 KiB sequential write, IOPS", "fio", {"pattern": "write", "block_size": "4k", "iodepth": 32}, "iops", 540, 4445),
+    ("4 KiB random read, IOPS", "fio", {"pattern": "randread", "block_size": "4k", "iodepth": 32}, "iops", 92.7, 203),
+    ("4 KiB random write, IOPS", "fio", {"pattern": "randwrite", "block_size": "4k", "iodepth": 32}, "iops", 41, 146),
+    ("copy read, MB/s", "copy", {"direction": "read"}, "copy_mb_s", 20, 23.6),
+    ("copy write, MB/s", "copy", {"direction": "write"}, "copy_mb_s", 5.3, 37),
+    ("storage-node CPU during copy read, %", "copy", {"direction": "read"}, "node_cpu_pct", 16.4, 9.3),
+    ("storage-node CPU during copy write, %", "copy", {"direction": "write"}, "node_cpu_pct", 14, 17.6),
+    ("OLTP transactions/s", "oltp", {}, "transactions_per_s", 54, 168),
+    ("rebuild with 20 GB used, s", "rebuild", {"used_mb": 20000}, "rebuild_s", 63 * 60, 3 * 60),
+    ("rebuild with 40 GB used, s", "rebuild", {"used_mb": 40000}, "rebuild_s", 137 * 60, 6 * 60),
+]
+
+
+def _fail(name, message):
+    raise AnsibleFilterError(f"{name}: {message}")
+
+
+def sc_variants(wanted, baseline="zfs"):
+    """The measured systems in run order, the baseline first (every ratio is taken against it)."""
+    fname = "sc_variants"
+    wanted = list(wanted or VARIANTS)
+    unknown = [w for w in wanted if w not in VARIANTS]
+    if unknown:
+        _fail(fname, f"storage_compare_variants names {', '.join(map(str, unknown))}; known: {', '.join(VARIANTS)}")
+    if len(set(wanted)) != len(wanted):
+        _fail(fname, f"storage_compare_variants lists a system twice: {wanted!r}")
+    if baseline not in wanted:
+        _fail(fname, f"the baseline variant {baseline!r} is not measured (variants: {', '.join(wanted)}); "
+                     "every relative change is taken against it")
+    return [baseline] + [v for v in VARIANTS if v in wanted and v != baseline]
+
+
+def sc_workloads(settings, names):
+    """The sweep matrix's ``workloads``: ``[{name, grid, parameters}]`` in the order of ``names``.
+
+    ``settings`` holds the workload settings without the ``storage_compare_``
+    prefix (``fio_patterns``, ``copy_total_mb``...).
+    """
+    fname = "sc_workloads"
+    if not isinstance(names, (list, tuple)) or not names:
+        _fail(fname, f"storage_compare_workloads must be a non-empty list, got {names!r}")
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        _fail(fname, f"unknown workload(s) {', '.join(map(str, unknown))}; known: {', '.join(WORKLOADS)}")
+    if len(set(names)) != len(names):
+        _fail(fname, f"storage_compare_workloads lists a workload twice: {names!r}")
+    if "rebuild" in names and names[-1] != "rebuild":
+        _fail(fname, "rebuild must be the last workload (it fails and rebuilds a disk under the others' data)")
+
+    def get(key):
+        if key not in settings:
+            _fail(fname, f"setting storage_compare_{key} is missing")
+        return settings[key]
+
+    def listed(key, allowed=None):
+        values = get(key)
+        if not isinstance(values, (list, tuple)) or not values:
+            _fail(fname, f"storage_compare_{key} must be a non-empty list, got {values!r}")
+        bad = [v for v in values if allowed is not None and v not in allowed]
+        if bad:
+            _fail(fname, f"storage_compare_{key}: unknown {', '.join(map(str, bad))}; known: {', '.join(allowed)}")
+        return list(values)
+
+    build = {
+        "fio": lambda: ({"pattern": listed("fio_patterns", FIO_PATTERNS), "block_size": listed("fio_block_sizes"),
+                         "iodepth": listed("fio_iodepths"), "numjobs": listed("fio_numjobs")},
+                        {"runtime_s": get("fio_runtime_s"), "size_mb": get("fio_size_mb")}),
+        "copy": lambda: ({"direction": listed("copy_directions", COPY_DIRECTIONS)},
+                         {"files": get("copy_files"), "total_mb": get("copy_total_mb")}),
+        "oltp": lambda: ({}, {"rows": get("oltp_rows"), "tables": get("oltp_tables"), "threads": get("oltp_threads"),
+                              "duration_s": get("oltp_duration_s")}),
+        "rebuild": lambda: ({"used_mb": listed("rebuild_used_mb")}, {"file_mb": get("rebuild_file_mb")}),
+    }
+    return [dict(zip(("name", "grid", "parameters"), (name,) + build[name]())) for name in names]
+
+
+def _cpu(cpu):
+    """The storage node's mean CPU busy % from a cpu_sample result (None, warning) when it has none."""
+    metrics = (cpu or {}).get("metrics") if isinstance(cpu, dict) else None
+    value = (metrics or {}).get("cpu_busy_mean_pct")
+    if value is None:
+        why = (cpu or {}).get("msg") if isinstance(cpu, dict) else None
+        return None, "no CPU sample of the storage node over the load window" + (f": {why}" if why else "")
+    return value, None
+
+
+def sc_memory(text):
+    """The storage daemons' resident memory after a point, from ``ps -o comm=,rss=`` lines (KiB)
+    and an ``zfs_arc_bytes N`` line: ``{daemons_rss_mb, zfs_arc_mb, by_daemon: {name: MiB summed}}``."""
+    by_daemon, arc = {}, None
+    for line in str(text or "").splitlines():
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            continue
+        if fields[0] == "zfs_arc_bytes":
+            arc = int(fields[1]) / 1048576.0
+        else:
+            by_daemon[fields[0]] = by_daemon.get(fields[0], 0.0) + int(fields[1]) / 1024.0
+    storage = [v for k, v in by_daemon.items() if k.startswith("ceph-")]
+    return {"daemons_rss_mb": sum(storage) if storage else None, "zfs_arc_mb": arc,
+            "by_daemon": {k: round(v, 1) for k, v in sorted(by_daemon.items())}}
+
+
+def _fio(result, run, pattern):
+    side = "write" if "write" in str(pattern) else "read"
+    found = ((run.get("parsed") or {}).get("metrics")) or {}
+    bw = found.get(f"{side}_bw_bytes_s")
+    result["metrics"].update({
+        "iops": found.get(f"{side}_iops"), "bandwidth_mb_s": None if bw is None else bw / 1e6,
+        "clat_p50_us": found.get(f"{side}_clat_p50_us"), "clat_p95_us": found.get(f"{side}_clat_p95_us"),
+        "clat_p99_us": found.get(f"{side}_clat_p99_us")})
+
+
+def _copy(point, data, environment, extra):
+    copy = data.get("copy")
+    if not isinstance(copy, dict):
+        _fail("sc_point", "a copy point needs data.copy = {bytes, duration_s, rc, stdout, stderr, argv, started_at, finished_at}")
+    seconds = sweep.delta_seconds(copy.get("duration_s"))
+    nbytes = copy.get("bytes")
+    if nbytes is None and point["parameters"].get("total_mb") is not None:
+        nbytes = fileset.mb_to_bytes(point["parameters"]["total_mb"])
+    rc = copy.get("rc")
+    reasons = []
+    if rc != 0:
+        reasons.append(f"the copy failed (rc {rc}): {(copy.get('stderr') or '').strip()[:300]}")
+    if not nbytes:
+        reasons.append("the copy moved no bytes")
+    try:
+        rate = fileset.throughput_mb_s(nbytes, seconds)
+    except fileset.FilesetError as exc:
+        _fail("sc_point", str(exc))
+    return {
+        "point": point, "valid": not reasons, "reasons": reasons, "warnings": [], "sources": {},
+        "metrics": {"copy_mb_s": rate, "copy_s": seconds, "copy_bytes": nbytes},
+        "raw": {"copy.txt": (copy.get("stdout") or "") + (copy.get("stderr") or "")},
+        "extra": dict(extra, argv=copy.get("argv")), "environment": environment,
+        "started_at": copy.get("started_at"), "finished_at": copy.get("finished_at"), "load_s": seconds or 0,
+    }
+
+
+def _rebuild(point, data, environment, extra):
+    poll, verify = data.get("poll"), data.get("verify")
+    if not isinstance(poll, dict) or ("curve" not in poll and not poll.get("failed")):
+        _fail("sc_point", "a rebuild point needs data.poll, the storage_rebuild_poll result")
+    reasons, warnings = [], []
+    if poll.get("failed"):
+        reasons.append(f"polling the status failed: {poll.get('msg')}")
+    elif not poll.get("whole"):
+        reasons.append(f"the system did not report itself whole within the timeout ({poll.get('samples')} polls)")
+    if poll.get("whole") and not poll.get("observed_degraded"):
+        warnings.append("no poll saw the system degraded: the rebuild finished before the first poll")
+    mismatches = None
+    if not isinstance(verify, dict) or "valid" not in verify:
+        reasons.append("the manifest was not verified after the rebuild: " + str((verify or {}).get("msg") or "no result"))
+    else:
+        mismatches = len(verify.get("mismatches") or []) + len(verify.get("missing") or [])
+        if not verify["valid"]:
+            reasons.append("integrity: {} of {} files differ or are missing after the rebuild".format(
+                mismatches, verify.get("files")))
+            reasons.extend(verify.get("reasons") or [])
+    integrity = None if not isinstance(verify, dict) else {
+        k: verify.get(k) for k in ("valid", "files", "checked", "bytes", "mismatches", "missing", "extra")}
+    return {
+        "point": point, "valid": not reasons, "reasons": reasons, "warnings": warnings, "sources": {},
+        "metrics": {"rebuild_s": poll.get("rebuild_s"), "integrity_mismatches": mismatches,
+                    "integrity_files": None if integrity is None else integrity.get("checked"),
+                    "used_bytes": data.get("used_bytes"), "polls": poll.get("samples")},
+        "raw": {"status-first.txt": poll.get("first_status") or "", "status-last.txt": poll.get("last_status") or ""},
+        "extra": dict(extra, curve=poll.get("curve"), integrity=integrity, status_command=poll.get("command")),
+        "environment": environment, "started_at": data.get("started_at"), "finished_at": data.get("finished_at"),
+        "load_s": poll.get("rebuild_s") or 0,
+    }
+
+
+def sc_point(data, point, environment, extra=None):
+    """One point's result for the sweep's store.
+
+    ``data`` by workload: fio ``{run, cpu}`` (``run`` the fio
+    ``testbed_workload_result``, ``cpu`` the ``cpu_sample`` result over its
+    window); copy ``{copy, cpu}`` (``copy``: bytes, duration_s - seconds or a
+    command's ``H:MM:SS.f`` delta -, rc, stdout, stderr, argv, started_at,
+    finished_at); oltp ``{run, cpu}`` (sysbench); rebuild ``{poll, verify,
+    used_bytes, started_at, finished_at}`` (``storage_rebuild_poll`` and
+    ``storage_fileset`` verify results). ``extra`` (the system, its device,
+    the cache state) is kept in the point's ``extra``.
+    """
+    fname = "sc_point"
+    if not isinstance(point, dict) or not isinstance(point.get("parameters"), dict):
+        _fail(fname, f"point must be a sweep point with parameters, got {point!r}")
+    workload = point["parameters"].get("workload")
+    if workload not in WORKLOADS:
+        _fail(fname, f"point {point.get('id', '?')}: unknown workload {workload!r}")
+    if not isinstance(data, dict):
+        _fail(fname, f"data must be a mapping, got {data!r}")
+    extra = dict(extra or {}, workload=workload)
+    if workload in ("fio", "oltp"):
+        run = data.get("run")
+        tool = "fio" if workload == "fio" else "sysbench"
+        if not isinstance(run, dict) or run.get("tool") != tool:
+            _fail(fname, f"a {workload} point needs data.run, the {tool} testbed_workload_result, got {run!r}")
+        if workload == "fio":
+            result = sweep.workload_result(run, point, environment, metrics=[], extra=extra)
+            _fio(result, run, point["parameters"].get("pattern"))
+        else:
+            result = sweep.workload_result(run, point, environment, metrics=[
+                "transactions_per_s", "queries_per_s", "latency_avg_ms", "latency_p95_ms", "errors", "reconnects"],
+                extra=extra)
+            prepare = data.get("prepare")
+            if isinstance(prepare, dict) and prepare.get("rc") not in (0, None):
+                result["valid"] = False
+                result["reasons"].append(f"sysbench prepare failed (rc {prepare.get('rc')}): "
+                                         f"{(prepare.get('stderr') or '').strip()[:300]}")
+            if isinstance(prepare, dict):
+                result["raw"]["sysbench-prepare.txt"] = (prepare.get("stdout") or "") + (prepare.get("stderr") or "")
+    elif workload == "copy":
+        result = _copy(point, data, environment, extra)
+    else:
+        result = _rebuild(point, data, environment, extra)
+    if workload != "rebuild":
+        cpu, why = _cpu(data.get("cpu"))
+        result["metrics"]["node_cpu_pct"] = cpu
+        if why:
+            result["warnings"].append(why)
+        if isinstance(data.get("cpu"), dict) and data["cpu"].get("metrics"):
+            result["extra"]["cpu"] = {k: data["cpu"]["metrics"].get(k) for k in (
+                "cpu_busy_mean_pct", "cpu_busy_max_pct", "cpu_user_mean_pct", "cpu_system_mean_pct",
+                "cpu_iowait_mean_pct", "samples", "window_s")}
+    if "memory" in data:
+        memory = sc_memory(data.get("memory"))
+        result["metrics"]["ceph_daemons_rss_mb"] = memory["daemons_rss_mb"]
+        result["metrics"]["zfs_arc_mb"] = memory["zfs_arc_mb"]
+        result["extra"]["memory_mb"] = memory["by_daemon"]
+    if result["valid"]:
+        missing = [k for k in METRICS[workload] if k in result["metrics"] and result["metrics"][k] is None
+                   and k not in OPTIONAL]
+        if missing:
+            result["valid"] = False
+            result["reasons"].append(f"{workload}: no {', '.join(missing)}")
+    shown = [f"{k} {v:.4g}" for k, v in list(result["metrics"].items())[:2]
+             if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    result["summary"] = ", ".join(shown) or None
+    return result
+
+
+def sc_report(variants, workloads, settings, baseline="zfs", lab=False):
+    """The report specification: a section per workload, the relative change against the baseline, notes."""
+    fname = "sc_report"
+    if not isinstance(variants, (list, tuple)) or not variants or any(v not in VARIANTS for v in variants):
+        _fail(fname, f"variants must be sc_variants's list, got {variants!r}")
+    if not isinstance(workloads, (list, tuple)) or not workloads or any(w not in WORKLOADS for w in workloads):
+        _fail(fname, f"workloads must name known workloads ({', '.join(WORKLOADS)}), got {workloads!r}")
+    titles = {"fio": "fio on the raw block device (direct I/O, libaio)",
+              "copy": "copy of the deterministic file set (caches dropped before each run)",
+              "oltp": "sysbench OLTP on MariaDB (data directory on the device's filesystem)",
+              "rebuild": "rebuild after a disk is wiped and put back, and integrity"}
+    xs = {"fio": "pattern", "copy": "direction", "oltp": None, "rebuild": "used_mb"}
+    sections, hib, relative = [], {}, {}
+    for name in workloads:
+        section = {"title": titles[name], "where": {"workload": name}, "metrics": list(METRICS[name])}
+        section["x"] = xs[name]
+        sections.append(section)
+        for metric in METRICS[name]:
+            hib[metric] = metric not in LOWER_IS_BETTER
+    for metric in ("iops", "bandwidth_mb_s", "clat_p99_us", "copy_mb_s", "transactions_per_s", "latency_p95_ms",
+                   "rebuild_s", "node_cpu_pct"):
+        if any(metric in METRICS[w] for w in workloads):
+            relative[metric] = "rise" if metric in LOWER_IS_BETTER else "drop"
+    notes = [
+        "Both systems ran on the same two disks, one system at a time: before each system was built the other one "
+        "was removed and the disks were wiped (storage_wipe_devices). Each mirrors the two disks: a ZFS mirror vdev "
+        "with a zvol, a Ceph replicated pool of size 2 (failure domain: the OSD) with a mapped RBD image.",
+        "fio ran on the raw zvol / RBD device (direct I/O); copy and OLTP on an XFS filesystem made on it.",
+        "Cache state per point: the page cache was dropped (echo 3 > /proc/sys/vm/drop_caches) before every copy read "
+        "and rebuild verification; the ZFS ARC was emptied by exporting and importing the pool; Ceph's OSD caches "
+        "(BlueStore) were not dropped - each point's extra.cache says what was done.",
+        f"Relative changes are against {baseline}.",
+    ]
+    if lab:
+        notes.append("Lab run: one qemu VM under TCG emulation with its two data disks as files on one host disk; the "
+                     "numbers check that the harness works and are not performance results. The study's figures are "
+                     "from their hardware and shown for reference only.")
+    return {
+        "title": "Ceph RBD vs ZFS zvol block storage",
+        "baseline_variant": baseline,
+        "metrics": sections[0]["metrics"][:1],
+        "higher_is_better": hib,
+        "sections": sections,
+        "relative": {"baseline_variant": baseline, "metrics": relative,
+                     "title": f"Relative change against {baseline}"},
+        "notes": notes,
+    }
+
+
+def _matches(doc, workload, where):
+    params = doc.get("parameters") or {}
+    if params.get("workload") != workload:
+        return False
+    for key, value in where.items():
+        got = params.get(key)
+        if key == "block_size":
+            if str(got).lower() != str(value).lower():
+                return False
+        elif got != value:
+            return False
+    return True
+
+
+def _mean(values):
+    values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return sum(values) / len(values) if values else None
+
+
+def _fmt(value, digits=4):
+    if value is None:
+        return "n/a"
+    return f"{value:.{digits}g}"
+
+
+def _ratio(a, b):
+    return None if a is None or b in (None, 0) else a / b
+
+
+def sc_report_tables(documents, variants, lab=False, curve_rows=12):
+    """Tables the report hook derives from the run's point documents.
+
+    Returns ``[table]`` (``{title, header, rows, notes}``, cells formatted):
+    the study's figures beside the measured means (labelled as the study's
+    hardware), rebuild time per used size, each rebuild's progress curve
+    (``curve_rows`` evenly spaced samples) and the integrity verdicts.
+    """
+    fname = "sc_report_tables"
+    if not isinstance(documents, (list, tuple)):
+        _fail(fname, f"documents must be the run's point documents, got {type(documents).__name__}")
+    docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
+    valid = [d for d in docs if d.get("valid")]
+    order = {v: n for n, v in enumerate(variants or [])}
+    tables = []
+
+    def measured(variant, workload, where, metric):
+        return _mean([(d.get("metrics") or {}).get(metric) for d in valid
+                      if d.get("variant") == variant and _matches(d, workload, where)])
+
+    rows = []
+    for label, workload, where, metric, ceph, zfs in STUDY:
+        got = {v: measured(v, workload, where, metric) for v in ("ceph", "zfs")}
+        if got["ceph"] is None and got["zfs"] is None:
+            continue
+        rows.append([label, _fmt(ceph), _fmt(zfs), _fmt(_ratio(zfs, ceph), 3),
+                     _fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3)])
+    if rows:
+        notes = [f"Study columns: {STUDY_LABEL}; tests inside VMs whose disks were on the storage, Iometer for IOPS, "
+                 "60 min each. Measured columns: this run's valid points (means)."]
+        if lab:
+            notes.append("The measured columns come from the lab (TCG-emulated VM, file-backed disks): compare the "
+                         "direction of the ZFS/Ceph ratio at most, never the figures.")
+        tables.append({"title": "The study's figures (their hardware) beside this run's",
+                       "header": ["test", "study Ceph", "study ZFS", "study ZFS/Ceph", "measured Ceph",
+                                  "measured ZFS", "measured ZFS/Ceph"],
+                       "rows": rows, "notes": notes})
+
+    rebuilds = sorted([d for d in docs if (d.get("parameters") or {}).get("workload") == "rebuild"],
+                      key=lambda d: (d["parameters"].get("used_mb", 0), order.get(d.get("variant"), len(order)),
+                                     d.get("repetition", 0)))
+    if rebuilds:
+        rows = []
+        for doc in rebuilds:
+            m = doc.get("metrics") or {}
+            integrity = (doc.get("extra") or {}).get("integrity") or {}
+            verdict = ("passed" if integrity.get("valid") else
+                       ("FAILED" if integrity.get("valid") is False else "not checked"))
+            rows.append([doc.get("variant"), str(doc["parameters"].get("used_mb")), str(doc.get("repetition")),
+                         _fmt(m.get("rebuild_s")), _fmt(None if m.get("used_bytes") is None else m["used_bytes"] / 1e6),
+                         str(m.get("polls")), verdict,
+                         f"{integrity.get('checked')} / {integrity.get('files')}" if integrity else "n/a"])
+        series = {}
+        for doc in rebuilds:
+            curve = [p for p in (doc.get("extra") or {}).get("curve") or []
+                     if isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], (int, float))]
+            if curve:
+                label = "{} {} MB (rep {})".format(doc.get("variant"), doc["parameters"].get("used_mb"),
+                                                   doc.get("repetition"))
+                series[label] = [[t, None if f is None else round(f * 100.0, 2)] for t, f in curve]
+        chart = {"x_label": "seconds since the disk was back", "y_label": "rebuild progress [%]",
+                 "series": series} if series else None
+        tables.append({"title": "Rebuild time per used size and integrity", "chart": chart,
+                       "header": ["system", "used MB (planned)", "rep", "rebuild s", "fs used MB", "polls",
+                                  "integrity", "files verified"],
+                       "rows": rows,
+                       "notes": ["Rebuild: one disk taken out, wiped and put back; the time runs from the moment it "
+                                 "was back until the system's own status reported full redundancy (ZFS: resilver "
+                                 "finished, pool and vdevs ONLINE; Ceph: every PG active+clean, nothing degraded or "
+                                 "misplaced), polled every second. Integrity: the sha256 manifest written before the "
+                                 "failure, verified after the rebuild with caches dropped; any mismatch invalidates "
+                                 "the point and is listed file by file in its reasons."]})
+        mismatched = [d for d in rebuilds if ((d.get("extra") or {}).get("integrity") or {}).get("mismatches")]
+        if mismatched:
+            tables.append({"title": "Integrity mismatches, file by file",
+                           "header": ["system", "used MB", "rep", "file", "expected sha256", "actual sha256"],
+                           "rows": [[d.get("variant"), str(d["parameters"].get("used_mb")), str(d.get("repetition")),
+                                     m.get("path"), m.get("expected_sha256"), m.get("actual_sha256")]
+                                    for d in mismatched for m in d["extra"]["integrity"]["mismatches"]]})
+        for doc in rebuilds:
+            curve = (doc.get("extra") or {}).get("curve") or []
+            if not curve:
+                continue
+            n = min(len(curve), max(2, int(curve_rows)))
+            step = (len(curve) - 1) / float(n - 1) if n > 1 else 0
+            picked = [curve[int(round(i * step))] for i in range(n)] if len(curve) > 1 else curve
+            tables.append({"title": "Rebuild progress: {} with {} MB used (rep {})".format(
+                               doc.get("variant"), doc["parameters"].get("used_mb"), doc.get("repetition")),
+                           "header": ["t s", "progress %"],
+                           "rows": [[_fmt(t, 5), "n/a" if f is None else f"{f * 100:.1f}"] for t, f in picked]})
+    return tables
+
+
+def sc_fidelity(documents, baseline, tolerance_pct=5.0):
+    """The fidelity check: fio run by hand on the same device beside the harness's figure (filter fidelity_check).
+
+    Pairs are the valid fio points of ``baseline`` that carry ``extra.fidelity_direct.iops``.
+    Returns fidelity_check's result, or ``{}`` when the run has no pair.
+    """
+    pairs = [d for d in documents or [] if isinstance(d, dict) and d.get("variant") == baseline and d.get("valid")
+             and (d.get("parameters") or {}).get("workload") == "fio"
+             and ((d.get("extra") or {}).get("fidelity_direct") or {}).get("iops") is not None
+             and (d.get("metrics") or {}).get("iops") is not None]
+    if not pairs:
+        return {}
+    pattern = pairs[0]["parameters"].get("pattern")
+    return stats.fidelity_check([d["extra"]["fidelity_direct"]["iops"] for d in pairs],
+                                [d["metrics"]["iops"] for d in pairs], tolerance_pct,
+                                direct_label=f"fio run by hand (a plain command, no harness) on the same {baseline} device",
+                                harness_label=f"the harness's {pattern} figure", unit="IOPS",
+                                filter_name="sc_fidelity")
+
+
+def _ceph_status(stdout):
+    """(status JSON, daemon counts {mon, mgr, osd}) from the health probe's output."""
+    text = stdout or ""
+    daemons = {}
+    body = []
+    for line in text.splitlines():
+        if line.startswith("daemons:"):
+            counts = line.split(":", 1)[1].split()
+            if len(counts) == 3 and all(c.isdigit() for c in counts):
+                daemons = dict(zip(("mon", "mgr", "osd"), (int(c) for c in counts)))
+        else:
+            body.append(line)
+    try:
+        status = json.loads("\n".join(body).strip() or "null")
+    except ValueError:
+        status = None
+    return status, daemons
+
+
+def sc_health(probe, variant, host, benign=()):
+    """The health hook's verdict ``{ok, problems: [{component, evidence}]}``.
+
+    ``probe``: ``{reachable, ping_msg, built, status}`` - ``status`` the
+    command result of the system's own status (ZFS: ``zpool list -H -o health
+    POOL``; Ceph: ``ceph status -f json`` then a ``daemons: MON MGR OSD`` count
+    line). ZFS is healthy when the pool is ONLINE; Ceph when HEALTH_OK, or
+    HEALTH_WARN with every check in ``benign``, the mon, mgr and two OSD
+    daemons running and both OSDs up.
+    """
+    fname = "sc_health"
+    if not isinstance(probe, dict):
+        _fail(fname, f"probe must be a mapping, got {probe!r}")
+    if variant not in VARIANTS:
+        _fail(fname, f"unknown variant {variant!r}")
+    problems = []
+    if not probe.get("reachable"):
+        problems.append({"component": f"storage node {host}",
+                         "evidence": str(probe.get("ping_msg") or "unreachable")[:300]})
+        return {"ok": False, "problems": problems}
+    status = probe.get("status")
+    if not probe.get("built") or not isinstance(status, dict) or status.get("skipped"):
+        return {"ok": True, "problems": []}
+    out = (status.get("stdout") or "").strip()
+    if variant == "zfs":
+        if status.get("rc") != 0 or out != "ONLINE":
+            problems.append({"component": "ZFS pool on " + host,
+                             "evidence": f"zpool list health: {out or (status.get('stderr') or '').strip()}"[:300]})
+        return {"ok": not problems, "problems": problems}
+    parsed, daemons = _ceph_status(out)
+    if status.get("rc") != 0 or not isinstance(parsed, dict):
+        problems.append({"component": "Ceph cluster on " + host,
+                         "evidence": ("ceph status failed: " + (status.get("stderr") or out))[:300]})
+        return {"ok": False, "problems": problems}
+    health = parsed.get("health") or {}
+    checks = sorted((health.get("checks") or {}).keys())
+    level = health.get("status")
+    if level != "HEALTH_OK" and not (level == "HEALTH_WARN" and checks and all(c in benign for c in checks)):
+        problems.append({"component": "Ceph cluster on " + host,
+                         "evidence": f"{level}: {', '.join(checks) or 'no checks listed'}"})
+    need = {"mon": 1, "mgr": 1, "osd": 2}
+    short = [f"{name} {daemons.get(name, 0)}/{count}" for name, count in need.items() if daemons.get(name, 0) < count]
+    if short:
+        problems.append({"component": "Ceph daemons on " + host, "evidence": "running: " + ", ".join(short)})
+    osdmap = parsed.get("osdmap") or {}
+    osdmap = osdmap.get("osdmap", osdmap)
+    up = osdmap.get("num_up_osds")
+    if isinstance(up, int) and up < 2:
+        problems.append({"component": "Ceph OSDs on " + host, "evidence": f"{up} of {osdmap.get('num_osds')} OSDs up"})
+    return {"ok": not problems, "problems": problems}
+
+
+class FilterModule:
+    def filters(self):
+        return {"sc_variants": sc_variants, "sc_workloads": sc_workloads, "sc_point": sc_point,
+                "sc_report": sc_report, "sc_report_tables": sc_report_tables, "sc_fidelity": sc_fidelity, "sc_health": sc_health,
+                "sc_memory": sc_memory}

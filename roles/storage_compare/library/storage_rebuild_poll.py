@@ -1,0 +1,208 @@
+#!/usr/bin/python
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Poll a storage system's own status until it reports itself whole (experiment 2's rebuild)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: storage_rebuild_poll
+short_description: Time a ZFS resilver or a Ceph recovery by polling the system's own status
+description:
+  - Runs the system's status command every I(interval_s) seconds on the storage node - C(zpool status -p POOL)
+    for ZFS, C(ceph status -f json) for Ceph - parses each output with the project's parser
+    (module_utils C(testbed_parse_zpool) / C(testbed_parse_ceph), the code of M(zpool_status_parse) and
+    M(ceph_status_parse)) and stops at the first output whose C(whole) is true (ZFS - pool and every vdev
+    ONLINE, no resilver running, no data errors; Ceph - every PG active+clean, nothing degraded or misplaced).
+  - Returns the progress curve C([[t_s, fraction]]) (seconds since I(since), the parser's C(progress_fraction))
+    and C(rebuild_s), the time from I(since) to the first whole status. Runs on the node, so a poll costs one
+    command, not one Ansible task.
+  - A status that cannot be parsed fails the module with the parser's message; reaching I(timeout_s) does not
+    (RV(whole) false says so).
+version_added: "1.0.0"
+author: Testbed contributors
+options:
+  system:
+    description: The storage system.
+    type: str
+    choices: [zfs, ceph]
+    required: true
+  pool:
+    description: The ZFS pool (I(system=zfs)).
+    type: str
+    default: tank
+  cluster:
+    description: The Ceph cluster name (I(system=ceph)).
+    type: str
+    default: ceph
+  since:
+    description: Epoch seconds (the node's clock) the curve's time axis starts at - when the disk was put back.
+      Default the module's start.
+    type: float
+  interval_s:
+    description: Seconds between two polls.
+    type: float
+    default: 1.0
+  timeout_s:
+    description: Give up after this many seconds since I(since).
+    type: float
+    default: 3600
+  settle_s:
+    description:
+      - A whole status seen before the system ever reported itself degraded ends the poll only once this many seconds
+        have passed since I(since) (Ceph needs a moment to notice a recreated OSD; the status may still show the old
+        clean map). 0 accepts the first whole status.
+    type: float
+    default: 0
+  max_points:
+    description: The returned curve is thinned evenly to at most this many points.
+    type: int
+    default: 200
+notes:
+  - Check mode is not supported (the module only reads, but it takes as long as the rebuild).
+seealso:
+  - module: storage_fileset
+"""
+
+EXAMPLES = r"""
+- name: Time the resilver after the disk was replaced
+  storage_rebuild_poll:
+    system: zfs
+    pool: tank
+    since: "{{ replaced_at.stdout | float }}"
+    interval_s: 1
+    timeout_s: 1800
+  register: rebuild
+"""
+
+RETURN = r"""
+rebuild_s:
+  description: Seconds from I(since) to the first whole status (null when it never came).
+  returned: always
+  type: float
+  sample: 41.2
+whole:
+  description: The system reported itself whole before I(timeout_s).
+  returned: always
+  type: bool
+  sample: true
+observed_degraded:
+  description: At least one poll saw the system not whole.
+  returned: always
+  type: bool
+  sample: true
+curve:
+  description:
+    - The progress curve C([[t_s, fraction]]), fraction 0..1 of the rebuild done. ZFS - the resilver's percentage / 100.
+      Ceph - the share of object copies in place, rescaled so that the first poll is 0 (it starts where the loss left it).
+  returned: always
+  type: list
+  elements: list
+  sample: [[0.8, 0.0], [1.9, 0.31], [3.0, 1.0]]
+curve_raw:
+  description: The fractions as the parser reported them (Ceph - 1 - degraded - misplaced ratios).
+  returned: always
+  type: list
+  elements: list
+  sample: [[0.8, 0.5], [1.9, 0.66], [3.0, 1.0]]
+samples:
+  description: Number of polls.
+  returned: always
+  type: int
+  sample: 3
+first_status:
+  description: The first poll's raw output.
+  returned: always
+  type: str
+  sample: "  pool: tank ..."
+last_status:
+  description: The last poll's raw output.
+  returned: always
+  type: str
+  sample: "  pool: tank ..."
+last_parsed:
+  description: The parser's result of the last poll.
+  returned: always
+  type: dict
+  sample: {}
+command:
+  description: The status command.
+  returned: always
+  type: list
+  elements: str
+  sample: [zpool, status, -p, tank]
+"""
+
+import time  # noqa: E402 (Ansible modules import after their documentation)
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.storage_compare_fileset import FilesetError, progress_curve, status_sample  # noqa: E402
+from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
+
+# Each system's parser; a missing one fails only a poll of that system.
+try:
+    from ansible.module_utils.testbed_parse_ceph import parse as parse_ceph  # noqa: E402
+except ImportError:  # pragma: no cover - only when the parser is not installed
+    parse_ceph = None
+try:
+    from ansible.module_utils.testbed_parse_zpool import parse as parse_zpool  # noqa: E402
+except ImportError:  # pragma: no cover - only when the parser is not installed
+    parse_zpool = None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            system=dict(type="str", required=True, choices=["zfs", "ceph"]),
+            pool=dict(type="str", default="tank"),
+            cluster=dict(type="str", default="ceph"),
+            since=dict(type="float"),
+            interval_s=dict(type="float", default=1.0),
+            timeout_s=dict(type="float", default=3600.0),
+            settle_s=dict(type="float", default=0.0),
+            max_points=dict(type="int", default=200),
+        ),
+        supports_check_mode=False,
+    )
+    p = module.params
+    since = p["since"] if p["since"] is not None else time.time()
+    if p["system"] == "zfs":
+        command, parse = ["zpool", "status", "-p", p["pool"]], parse_zpool
+    else:
+        command, parse = ["ceph", "--cluster", p["cluster"], "status", "-f", "json"], parse_ceph
+    if parse is None:
+        module.fail_json(msg="the %s status parser (module_utils testbed_parse_%s) is not installed"
+                         % (p["system"], "zpool" if p["system"] == "zfs" else "ceph"))
+    samples, first, last, parsed, degraded = [], None, None, None, False
+    env = {"LC_ALL": "C", "LANG": "C"}
+    while True:
+        t = time.time() - since
+        rc, out, err = module.run_command(command, environ_update=env)
+        if rc != 0:
+            module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(command), rc, (err or out).strip()[:500]),
+                             samples=len(samples))
+        try:
+            parsed = parse(out, " ".join(command))
+            sample = status_sample(parsed, t)
+        except (FilesetError, ParseError, ValueError) as exc:
+            module.fail_json(msg="%s: %s" % (" ".join(command), exc), status=out[:4000], samples=len(samples))
+        first = out if first is None else first
+        last = out
+        samples.append(sample)
+        degraded = degraded or not sample["whole"]
+        if sample["whole"] and (degraded or t >= p["settle_s"]):
+            break
+        if t >= p["timeout_s"]:
+            break
+        time.sleep(max(0.0, p["interval_s"] - (time.time() - since - t)))
+    # Ceph's fraction starts where the loss left it (0.5 with one of two OSDs gone): rescaled to start at 0.
+    result = progress_curve(samples, max_points=p["max_points"], rescale=p["system"] == "ceph")
+    module.exit_json(changed=False, command=command, first_status=first, last_status=last, last_parsed=parsed,
+                     **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,299 @@
+"""Filters of experiment 2, Ceph RBD vs ZFS zvol (roles/storage_compare/filter_plugins).
+
+Points are assembled from real captured tool outputs (tests/fixtures/<tool>/)
+parsed by the project's parsers, as testbed_workload hands them over.
+"""
+import importlib
+import json
+import os
+
+import pytest
+import storage_compare as sc
+from ansible.errors import AnsibleFilterError
+from conftest import FIXTURES
+from testbed_sweep import sweep_plan
+
+SETTINGS = {
+    "fio_patterns": ["read", "write", "randread", "randwrite"], "fio_block_sizes": ["4k"], "fio_iodepths": [32],
+    "fio_numjobs": [1], "fio_runtime_s": 10, "fio_size_mb": 256,
+    "copy_directions": ["write", "read"], "copy_files": 8, "copy_total_mb": 128,
+    "oltp_rows": 10000, "oltp_tables": 1, "oltp_threads": 1, "oltp_duration_s": 10,
+    "rebuild_used_mb": [128, 256], "rebuild_file_mb": 16,
+}
+ALL = ["fio", "copy", "oltp", "rebuild"]
+ENV = {"hosts": {"storage-vm": {"kernel": "6.1.0-56-amd64"}}}
+CPU = {"metrics": {"cpu_busy_mean_pct": 42.5, "cpu_busy_max_pct": 60.0, "samples": 9, "window_s": 9.0}, "valid": True}
+
+
+def _run(tool, fixture):
+    with open(os.path.join(FIXTURES, tool, fixture)) as handle:
+        text = handle.read()
+    parsed = importlib.import_module(f"ansible.module_utils.testbed_parse_{tool}").parse(text, fixture)
+    return {"tool": tool, "argv": [tool], "host": "storage-vm", "rc": 0, "finished": True, "stdout": text, "stderr": "",
+            "started_at": "2026-11-23T18:00:00.000000Z", "finished_at": "2026-11-23T18:00:10.000000Z",
+            "duration_s": 10.0, "parsed": parsed, "error": None}
+
+
+def _point(workload, variant="zfs", **params):
+    return {"id": f"{variant}__{workload}__rep1", "variant": variant, "repetition": 1,
+            "parameters": dict(params, workload=workload)}
+
+
+def test_variants():
+    assert sc.sc_variants(None) == ["zfs", "ceph"]
+    assert sc.sc_variants(["zfs", "ceph"], "ceph") == ["ceph", "zfs"]
+    assert sc.sc_variants(["ceph"], "ceph") == ["ceph"]
+
+
+@pytest.mark.parametrize("wanted,baseline,message", [
+    (["btrfs"], "zfs", "storage_compare_variants names btrfs"),
+    (["zfs", "zfs"], "zfs", "lists a system twice"),
+    (["ceph"], "zfs", "the baseline variant 'zfs' is not measured"),
+])
+def test_variants_reject(wanted, baseline, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        sc.sc_variants(wanted, baseline)
+
+
+def test_workloads_expand_to_the_lab_plan():
+    workloads = sc.sc_workloads(SETTINGS, ALL)
+    plan = sweep_plan({"variants": ["zfs", "ceph"], "workloads": workloads, "order": "grouped"})
+    assert len(plan) == 2 * (4 + 2 + 1 + 2)
+    first = [p["parameters"] for p in plan if p["variant"] == "zfs"]
+    assert [p["workload"] for p in first] == ["fio"] * 4 + ["copy"] * 2 + ["oltp", "rebuild", "rebuild"]
+    assert first[0] == {"workload": "fio", "pattern": "read", "block_size": "4k", "iodepth": 32, "numjobs": 1,
+                        "runtime_s": 10, "size_mb": 256}
+    assert [p["direction"] for p in first[4:6]] == ["write", "read"]
+    assert [p["used_mb"] for p in first[7:]] == [128, 256] and first[7]["file_mb"] == 16
+
+
+def test_fio_grid_is_a_product():
+    grid = dict(SETTINGS, fio_block_sizes=["4k", "64k"], fio_iodepths=[1, 32], fio_numjobs=[1, 4])
+    plan = sweep_plan({"variants": ["zfs"], "workloads": sc.sc_workloads(grid, ["fio"])})
+    assert len(plan) == 4 * 2 * 2 * 2
+
+
+@pytest.mark.parametrize("settings,names,message", [
+    (SETTINGS, ["fio", "iometer"], "unknown workload"),
+    (SETTINGS, ["rebuild", "fio"], "rebuild must be the last workload"),
+    (SETTINGS, ["fio", "fio"], "lists a workload twice"),
+    (SETTINGS, [], "non-empty list"),
+    (dict(SETTINGS, fio_patterns=["randrw"]), ["fio"], "storage_compare_fio_patterns: unknown randrw"),
+    (dict(SETTINGS, copy_directions=[]), ["copy"], "storage_compare_copy_directions must be a non-empty list"),
+    ({k: v for k, v in SETTINGS.items() if k != "oltp_rows"}, ["oltp"], "setting storage_compare_oltp_rows is missing"),
+])
+def test_workloads_reject(settings, names, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        sc.sc_workloads(settings, names)
+
+
+def test_fio_point_from_a_real_run():
+    run = _run("fio", "randwrite_4k_qd32_libaio.json")
+    found = run["parsed"]["metrics"]
+    out = sc.sc_point({"run": run, "cpu": CPU}, _point("fio", pattern="randwrite"), ENV,
+                      {"system": {"variant": "zfs", "device": "/dev/zd0"}, "cache": {"page_cache": "bypassed"}})
+    m = out["metrics"]
+    assert out["valid"], out["reasons"]
+    assert m["iops"] == found["write_iops"] and m["bandwidth_mb_s"] == pytest.approx(found["write_bw_bytes_s"] / 1e6)
+    assert m["clat_p50_us"] == found["write_clat_p50_us"] and m["clat_p99_us"] == found["write_clat_p99_us"]
+    assert m["clat_p95_us"] == found["write_clat_p95_us"] and m["node_cpu_pct"] == 42.5
+    assert out["extra"]["system"]["device"] == "/dev/zd0" and out["extra"]["cache"] == {"page_cache": "bypassed"}
+    assert out["extra"]["cpu"]["samples"] == 9 and out["extra"]["workload"] == "fio"
+    assert "fio.txt" in out["raw"] and out["summary"].startswith("iops ")
+
+
+def test_fio_read_side_and_missing_cpu():
+    run = _run("fio", "randread_4k_qd32_libaio.json")
+    out = sc.sc_point({"run": run, "cpu": {"failed": True, "msg": "boom"}}, _point("fio", pattern="randread"), ENV)
+    assert out["valid"] and out["metrics"]["iops"] == run["parsed"]["metrics"]["read_iops"]
+    assert out["metrics"]["node_cpu_pct"] is None
+    assert any("no CPU sample" in w and "boom" in w for w in out["warnings"])
+
+
+def test_fio_point_of_a_failed_run_is_invalid():
+    run = dict(_run("fio", "randread_4k_qd32_libaio.json"), parsed=None, error="fio: no output", rc=1)
+    out = sc.sc_point({"run": run, "cpu": CPU}, _point("fio", pattern="randread"), ENV)
+    assert not out["valid"] and "fio: fio: no output" in out["reasons"]
+
+
+def test_oltp_point_from_a_real_run():
+    run = _run("sysbench", "oltp_read_write_t2.txt")
+    prepare = {"rc": 0, "stdout": "Creating table 'sbtest1'...", "stderr": "", "changed": True}
+    out = sc.sc_point({"run": run, "prepare": prepare, "cpu": CPU}, _point("oltp", variant="ceph"), ENV)
+    assert out["valid"], out["reasons"]
+    assert out["metrics"]["transactions_per_s"] == 347.69 and out["metrics"]["queries_per_s"] == 6953.85
+    assert out["metrics"]["latency_p95_ms"] == 14.21 and out["metrics"]["latency_avg_ms"] == 5.75
+    assert out["raw"]["sysbench-prepare.txt"].startswith("Creating table")
+    failed = sc.sc_point({"run": run, "prepare": {"rc": 1, "stderr": "no database"}, "cpu": CPU},
+                         _point("oltp"), ENV)
+    assert not failed["valid"] and "sysbench prepare failed (rc 1): no database" in failed["reasons"]
+
+
+def test_copy_point():
+    copy = {"duration_s": "0:00:04.000000", "rc": 0, "stdout": "", "stderr": "", "argv": ["sh", "-c", "cp"],
+            "started_at": "2026-11-23T18:00:00.000000Z", "finished_at": "2026-11-23T18:00:04.100000Z"}
+    out = sc.sc_point({"copy": copy, "cpu": CPU}, _point("copy", direction="write", total_mb=128, files=8), ENV,
+                      {"cache": {"page_cache": "dropped"}})
+    assert out["valid"], out["reasons"]
+    assert out["metrics"]["copy_mb_s"] == 32.0 and out["metrics"]["copy_s"] == 4.0
+    assert out["metrics"]["copy_bytes"] == 128000000 and out["load_s"] == 4.0
+    failed = sc.sc_point({"copy": dict(copy, rc=1, stderr="No space left on device"), "cpu": CPU},
+                         _point("copy", direction="write", total_mb=128), ENV)
+    assert not failed["valid"] and "No space left on device" in failed["reasons"][0]
+    with pytest.raises(AnsibleFilterError, match="a copy point needs data.copy"):
+        sc.sc_point({"cpu": CPU}, _point("copy", direction="read"), ENV)
+
+
+POLL = {"curve": [[0.4, 0.0], [1.4, 0.5], [2.4, 1.0]], "rebuild_s": 2.4, "whole": True, "observed_degraded": True,
+        "samples": 3, "first_status": "pool: tank", "last_status": "pool: tank", "command": ["zpool", "status", "-p", "tank"]}
+VERIFY = {"valid": True, "files": 16, "checked": 16, "bytes": 128000000, "mismatches": [], "missing": [], "extra": [],
+          "reasons": []}
+
+
+def test_rebuild_point():
+    data = {"poll": POLL, "verify": VERIFY, "used_bytes": 140000000, "started_at": "2026-11-23T18:00:00.000000Z",
+            "finished_at": "2026-11-23T18:00:30.000000Z"}
+    out = sc.sc_point(data, _point("rebuild", used_mb=128, file_mb=16), ENV, {"replaced_disk": "/dev/vdc"})
+    assert out["valid"], out["reasons"]
+    assert out["metrics"]["rebuild_s"] == 2.4 and out["metrics"]["integrity_mismatches"] == 0
+    assert out["metrics"]["integrity_files"] == 16 and out["metrics"]["used_bytes"] == 140000000
+    assert out["extra"]["curve"] == POLL["curve"] and out["extra"]["integrity"]["valid"] is True
+    assert out["extra"]["replaced_disk"] == "/dev/vdc" and "node_cpu_pct" not in out["metrics"]
+
+
+def test_rebuild_point_with_a_corrupted_file_is_invalid_file_by_file():
+    bad = dict(VERIFY, valid=False, checked=15,
+               mismatches=[{"path": "rebuild-03.bin", "expected_sha256": "aa", "actual_sha256": "bb",
+                            "expected_size": 1, "actual_size": 1}],
+               missing=["rebuild-07.bin"], reasons=["rebuild-03.bin: content differs (sha256 bb, expected aa)",
+                                                    "rebuild-07.bin: missing"])
+    out = sc.sc_point({"poll": POLL, "verify": bad}, _point("rebuild", used_mb=128), ENV)
+    assert not out["valid"] and out["metrics"]["integrity_mismatches"] == 2
+    assert "integrity: 2 of 16 files differ or are missing after the rebuild" in out["reasons"]
+    assert "rebuild-03.bin: content differs (sha256 bb, expected aa)" in out["reasons"]
+
+
+def test_rebuild_point_that_never_became_whole():
+    poll = dict(POLL, whole=False, rebuild_s=None)
+    out = sc.sc_point({"poll": poll, "verify": VERIFY}, _point("rebuild", used_mb=128), ENV)
+    assert not out["valid"] and "did not report itself whole" in out["reasons"][0]
+    instant = sc.sc_point({"poll": dict(POLL, observed_degraded=False), "verify": VERIFY}, _point("rebuild"), ENV)
+    assert instant["valid"] and "finished before the first poll" in instant["warnings"][0]
+    failed = sc.sc_point({"poll": {"failed": True, "msg": "zpool status: cannot open 'tank'"}, "verify": VERIFY},
+                         _point("rebuild"), ENV)
+    assert not failed["valid"] and "polling the status failed: zpool status: cannot open 'tank'" in failed["reasons"]
+    assert failed["metrics"]["rebuild_s"] is None
+    unverified = sc.sc_point({"poll": POLL, "verify": {"failed": True, "msg": "no manifest"}}, _point("rebuild"), ENV)
+    assert not unverified["valid"] and "no manifest" in unverified["reasons"][0]
+
+
+def test_point_rejects_bad_input():
+    with pytest.raises(AnsibleFilterError, match="unknown workload"):
+        sc.sc_point({}, _point("iometer"), ENV)
+    with pytest.raises(AnsibleFilterError, match="needs data.run, the fio"):
+        sc.sc_point({"run": _run("sysbench", "oltp_read_write_t2.txt")}, _point("fio", pattern="read"), ENV)
+
+
+def test_report_spec():
+    spec = sc.sc_report(["zfs", "ceph"], ALL, SETTINGS, "zfs", lab=True)
+    assert [s["where"]["workload"] for s in spec["sections"]] == ALL
+    assert spec["relative"]["baseline_variant"] == "zfs"
+    assert spec["relative"]["metrics"]["iops"] == "drop" and spec["relative"]["metrics"]["rebuild_s"] == "rise"
+    assert spec["higher_is_better"]["clat_p99_us"] is False and spec["higher_is_better"]["copy_mb_s"] is True
+    assert any("same two disks" in n for n in spec["notes"]) and any("Lab run" in n for n in spec["notes"])
+    assert not any("Lab run" in n for n in sc.sc_report(["ceph", "zfs"], ["fio"], SETTINGS, "ceph")["notes"])
+    with pytest.raises(AnsibleFilterError, match="workloads must name known"):
+        sc.sc_report(["zfs"], ["iometer"], SETTINGS)
+
+
+def _doc(variant, workload, metrics, valid=True, rep=1, extra=None, **params):
+    return {"variant": variant, "valid": valid, "verdict": "valid" if valid else "invalid", "repetition": rep,
+            "parameters": dict(params, workload=workload), "metrics": metrics, "extra": extra or {}}
+
+
+def test_report_tables():
+    docs = [
+        _doc("zfs", "fio", {"iops": 300.0}, pattern="read", block_size="4k", iodepth=32),
+        _doc("zfs", "fio", {"iops": 100.0}, pattern="read", block_size="4k", iodepth=32, rep=2),
+        _doc("ceph", "fio", {"iops": 100.0}, pattern="read", block_size="4K", iodepth=32),
+        _doc("ceph", "fio", {"iops": 1.0}, valid=False, pattern="randread", block_size="4k", iodepth=32),
+        _doc("zfs", "rebuild", {"rebuild_s": 12.5, "used_bytes": 140000000, "polls": 13},
+             extra={"curve": [[0.5, 0.0], [6.0, 0.5], [12.5, 1.0]], "integrity": dict(VERIFY)}, used_mb=128),
+        _doc("ceph", "rebuild", {"rebuild_s": 40.0, "used_bytes": 150000000, "polls": 40}, valid=False,
+             extra={"curve": [[1.0, 0.1], [40.0, 1.0]], "integrity": dict(VERIFY, valid=False, mismatches=[
+                 {"path": "rebuild-01.bin", "expected_sha256": "aa", "actual_sha256": "bb"}])}, used_mb=128),
+    ]
+    tables = sc.sc_report_tables(docs, ["zfs", "ceph"], lab=True)
+    titles = [t["title"] for t in tables]
+    study = tables[0]
+    assert study["title"].startswith("The study's figures (their hardware)")
+    assert study["rows"] == [["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2"]]
+    assert any("TCG" in n for n in study["notes"]) and "Ceph Luminous" in study["notes"][0]
+    rebuild = tables[1]
+    assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][6] == "passed"
+    assert rebuild["rows"][1][6] == "FAILED"
+    assert rebuild["chart"]["series"]["zfs 128 MB (rep 1)"] == [[0.5, 0.0], [6.0, 50.0], [12.5, 100.0]]
+    assert rebuild["chart"]["series"]["ceph 128 MB (rep 1)"] == [[1.0, 10.0], [40.0, 100.0]]
+    assert "Integrity mismatches, file by file" in titles
+    mismatch = tables[titles.index("Integrity mismatches, file by file")]
+    assert mismatch["rows"] == [["ceph", "128", "1", "rebuild-01.bin", "aa", "bb"]]
+    curve = tables[titles.index("Rebuild progress: zfs with 128 MB used (rep 1)")]
+    assert curve["rows"] == [["0.5", "0.0"], ["6", "50.0"], ["12.5", "100.0"]]
+    assert sc.sc_report_tables([], ["zfs"]) == []
+    json.dumps(tables)
+
+
+def test_fidelity():
+    docs = [_doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 1020.0}}, pattern="read"),
+            _doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 990.0}}, pattern="read", rep=2),
+            _doc("ceph", "fio", {"iops": 10.0}, extra={"fidelity_direct": {"iops": 99.0}}, pattern="read")]
+    out = sc.sc_fidelity(docs, "zfs", 5)
+    assert out["passed"] and out["direct_n"] == 2 and out["difference_pct"] == pytest.approx(0.5)
+    assert out["sentence"].startswith("Fidelity check passed: fio run by hand")
+    far = sc.sc_fidelity([_doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 1100.0}},
+                               pattern="read")], "zfs", 5)
+    assert not far["passed"] and "FAILED" in far["sentence"]
+    assert sc.sc_fidelity(docs, "ceph-missing") == {}
+
+
+ZFS_OK = {"rc": 0, "stdout": "ONLINE\n", "stderr": ""}
+CEPH_STATUS = {"health": {"status": "HEALTH_OK", "checks": {}}, "osdmap": {"num_osds": 2, "num_up_osds": 2, "num_in_osds": 2}}
+
+
+def _ceph(status, daemons="1 1 2"):
+    return {"rc": 0, "stdout": json.dumps(status) + "\n\ndaemons: " + daemons, "stderr": ""}
+
+
+def test_health():
+    probe = {"reachable": True, "built": True}
+    assert sc.sc_health(dict(probe, status=ZFS_OK), "zfs", "vm") == {"ok": True, "problems": []}
+    degraded = sc.sc_health(dict(probe, status={"rc": 0, "stdout": "DEGRADED\n"}), "zfs", "vm")
+    assert not degraded["ok"] and degraded["problems"][0]["evidence"] == "zpool list health: DEGRADED"
+    down = sc.sc_health({"reachable": False, "ping_msg": "ssh: connect refused"}, "ceph", "vm")
+    assert down == {"ok": False, "problems": [{"component": "storage node vm", "evidence": "ssh: connect refused"}]}
+    assert sc.sc_health(dict(probe, built=False, status={"skipped": True}), "ceph", "vm")["ok"]
+    assert sc.sc_health(dict(probe, status=_ceph(CEPH_STATUS)), "ceph", "vm")["ok"]
+    warn = dict(CEPH_STATUS, health={"status": "HEALTH_WARN", "checks": {"AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED": {}}})
+    assert sc.sc_health(dict(probe, status=_ceph(warn)), "ceph", "vm", ["AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED"])["ok"]
+    assert not sc.sc_health(dict(probe, status=_ceph(warn)), "ceph", "vm", [])["ok"]
+    bad = dict(CEPH_STATUS, health={"status": "HEALTH_WARN", "checks": {"PG_DEGRADED": {}, "OSD_DOWN": {}}},
+               osdmap={"num_osds": 2, "num_up_osds": 1})
+    out = sc.sc_health(dict(probe, status=_ceph(bad, "1 1 1")), "ceph", "vm", ["AUTH_INSECURE_GLOBAL_ID_RECLAIM_ALLOWED"])
+    assert [p["component"] for p in out["problems"]] == ["Ceph cluster on vm", "Ceph daemons on vm", "Ceph OSDs on vm"]
+    assert out["problems"][0]["evidence"] == "HEALTH_WARN: OSD_DOWN, PG_DEGRADED"
+    assert out["problems"][1]["evidence"] == "running: osd 1/2"
+    broken = sc.sc_health(dict(probe, status={"rc": 1, "stdout": "", "stderr": "timed out"}), "ceph", "vm")
+    assert not broken["ok"] and "timed out" in broken["problems"][0]["evidence"]
+
+
+def test_memory_of_the_daemons():
+    text = "ceph-mon 51200\nceph-mgr 102400\nceph-osd 204800\nceph-osd 204800\nmariadbd 81920\nzfs_arc_bytes 0\n"
+    out = sc.sc_memory(text)
+    assert out["daemons_rss_mb"] == 550.0 and out["zfs_arc_mb"] == 0.0
+    assert out["by_daemon"] == {"ceph-mgr": 100.0, "ceph-mon": 50.0, "ceph-osd": 400.0, "mariadbd": 80.0}
+    zfs = sc.sc_memory("zfs_arc_bytes 104857600\n")
+    assert zfs == {"daemons_rss_mb": None, "zfs_arc_mb": 100.0, "by_daemon": {}}
+    run = _run("fio", "randread_4k_qd32_libaio.json")
+    point = sc.sc_point({"run": run, "cpu": CPU, "memory": text}, _point("fio", variant="ceph", pattern="randread"), ENV)
+    assert point["valid"] and point["metrics"]["ceph_daemons_rss_mb"] == 550.0
+    assert point["extra"]["memory_mb"]["ceph-osd"] == 400.0

@@ -1,0 +1,71 @@
+"""storage_rebuild_poll (roles/storage_compare/library): the real status outputs of a ZFS resilver and a
+Ceph backfill (tests/fixtures/zpool/openzfs-2.1.11, tests/fixtures/ceph) replayed by stand-in `zpool` and
+`ceph` commands, one output per poll, through the project's parsers."""
+import glob
+import os
+
+import pytest
+import storage_rebuild_poll
+from conftest import FIXTURES
+from helpers import run_module
+
+ZPOOL = os.path.join(FIXTURES, "zpool", "openzfs-2.1.11")
+CEPH = os.path.join(FIXTURES, "ceph")
+
+
+def _replay(tmp_path, monkeypatch, name, outputs):
+    """A stand-in `name` command printing outputs[0], outputs[1], ... on each call (the last one again after)."""
+    state = tmp_path / "calls"
+    state.write_text("0")
+    script = tmp_path / "bin" / name
+    script.parent.mkdir(exist_ok=True)
+    lines = ["#!/bin/sh", f'n=$(cat {state}); echo $((n+1)) > {state}', "case $n in"]
+    for number, path in enumerate(outputs):
+        lines.append(f"  {number}) cat {path} ;;")
+    lines += [f"  *) cat {outputs[-1]} ;;", "esac", ""]
+    script.write_text("\n".join(lines))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{script.parent}:{os.environ['PATH']}")
+    return state
+
+
+def test_zfs_resilver_until_whole(tmp_path, monkeypatch):
+    outputs = [os.path.join(ZPOOL, n) for n in ("degraded-offline-P.txt", "resilver-in-progress-replacing-P.txt",
+                                                "resilvered-replace-P.txt")]
+    calls = _replay(tmp_path, monkeypatch, "zpool", outputs)
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "pool": "tank", "interval_s": 0.05})
+    assert not failed, out
+    assert out["samples"] == 3 and calls.read_text().strip() == "3"
+    assert out["whole"] and out["observed_degraded"] and out["rebuild_s"] is not None
+    assert [p[1] for p in out["curve"]] == [0.0, 0.2337, 1.0]
+    assert out["command"] == ["zpool", "status", "-p", "tank"] and "resilvered" in out["last_status"]
+    assert out["last_parsed"]["details"]["whole"] is True
+
+
+def test_ceph_backfill_rescaled_and_settle(tmp_path, monkeypatch):
+    healthy = os.path.join(CEPH, "recovery", "healthy.status.json")
+    steps = sorted(glob.glob(os.path.join(CEPH, "backfill", "backfill_*.status.json")))
+    after = os.path.join(CEPH, "recovery", "healthy_after_rebuild.status.json")
+    # the old clean map first (the mon has not noticed the recreated OSD yet), then the backfill
+    _replay(tmp_path, monkeypatch, "ceph", [healthy, os.path.join(CEPH, "recovery", "degraded_osd_destroyed.status.json")]
+            + steps + [after])
+    failed, out = run_module(storage_rebuild_poll, {"system": "ceph", "interval_s": 0.01, "settle_s": 30})
+    assert not failed, out
+    assert out["whole"] and out["observed_degraded"]
+    assert out["samples"] >= 3 and out["curve"][-1][1] == 1.0
+    # the clean first poll counts 1 raw, then the degraded map restarts the curve from where the loss left it
+    assert out["curve_raw"][1][1] == pytest.approx(0.5, abs=0.01)
+    assert out["curve"][0][1] is None and out["curve"][1][1] == 0.0
+    assert out["rebuild_s"] == out["curve"][-1][0] > out["curve"][0][0]
+    assert all(0.0 <= p[1] <= 1.0 for p in out["curve"] if p[1] is not None)
+
+
+def test_timeout_and_unparsable_status(tmp_path, monkeypatch):
+    _replay(tmp_path, monkeypatch, "zpool", [os.path.join(ZPOOL, "degraded-offline-P.txt")])
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05, "timeout_s": 0.2})
+    assert not failed and not out["whole"] and out["rebuild_s"] is None and out["samples"] >= 2
+    bad = tmp_path / "bad.txt"
+    bad.write_text("cannot open 'tank': no such pool\n")
+    _replay(tmp_path, monkeypatch, "zpool", [str(bad)])
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05})
+    assert failed and "zpool status -p tank" in out["msg"]
