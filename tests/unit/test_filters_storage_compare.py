@@ -123,6 +123,7 @@ def test_oltp_point_from_a_real_run():
     assert out["valid"], out["reasons"]
     assert out["metrics"]["transactions_per_s"] == 347.69 and out["metrics"]["queries_per_s"] == 6953.85
     assert out["metrics"]["latency_p95_ms"] == 14.21 and out["metrics"]["latency_avg_ms"] == 5.75
+    assert out["metrics"]["ignored_errors"] == 0 and out["metrics"]["reconnects"] == 0
     assert out["raw"]["sysbench-prepare.txt"].startswith("Creating table")
     failed = sc.sc_point({"run": run, "prepare": {"rc": 1, "stderr": "no database"}, "cpu": CPU},
                          _point("oltp"), ENV)

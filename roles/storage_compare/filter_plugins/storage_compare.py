@@ -266,7 +266,7 @@ def sc_point(data, point, environment, extra=None):
             _fio(result, run, point["parameters"].get("pattern"))
         else:
             result = sweep.workload_result(run, point, environment, metrics=[
-                "transactions_per_s", "queries_per_s", "latency_avg_ms", "latency_p95_ms", "errors", "reconnects"],
+                "transactions_per_s", "queries_per_s", "latency_avg_ms", "latency_p95_ms", "ignored_errors", "reconnects"],
                 extra=extra)
             prepare = data.get("prepare")
             if isinstance(prepare, dict) and prepare.get("rc") not in (0, None):
