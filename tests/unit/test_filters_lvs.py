@@ -10,6 +10,7 @@ from lvs_compare import (
     lvs_clock_note,
     lvs_clock_offsets,
     lvs_collect_command,
+    lvs_collected,
     lvs_health,
     lvs_host_results,
     lvs_in_flight,
@@ -76,6 +77,24 @@ def test_host_results_mark_failed_and_missing_steps():
     assert set(lvs_host_results(hv, lvs_role_of(GROUPS), "run", "client")) == {"c1", "c2"}
 
 
+def test_collected_keeps_the_step_with_the_point_whatever_runs_later():
+    hv = {"d": {"step": {"rc": 0, "stdout": "=== ipvsadm-stats\nTCP 10.250.1.10:80 rr\n=== zeroed-at\n5.0\n"}},
+          "c1": {"step": {"rc": 0, "stdout": "=== prev-cpu\n"}}, "c2": {"step": {"unreachable": True, "msg": "gone"}},
+          "w1": {}, "w2": {"step": {"rc": 0, "stdout": ""}}}
+    kept = lvs_collected(hv, lvs_role_of(GROUPS), "d", "step")
+    assert kept["collected"] is True
+    assert kept["director_counters"].startswith("=== ipvsadm-stats\nTCP 10.250.1.10:80 rr")
+    assert kept["collect"] == lvs_host_results(hv, lvs_role_of(GROUPS), "step")
+    assert kept["collect"]["c2"]["failed"] and kept["collect"]["w1"]["failed"]
+    # a later step overwrites the hosts' variable, not what was kept
+    hv["d"]["step"] = {"rc": 0, "stdout": "later"}
+    assert kept["director_counters"].startswith("=== ipvsadm-stats")
+    # no step from the director: no counters (lvs_point makes that a reason of the point)
+    assert lvs_collected({**hv, "d": {}}, lvs_role_of(GROUPS), "d", "step")["director_counters"] == ""
+    with pytest.raises(AnsibleFilterError, match="director 'x' is not one of the hosts"):
+        lvs_collected(hv, lvs_role_of(GROUPS), "x", "step")
+
+
 def test_load_window_is_on_the_controller_time_line():
     clients = {"c1": {"stdout": json.dumps({"started": 100.0, "finished": 140.0})},
                "c2": {"stdout": json.dumps({"started": 100.5, "finished": 141.0})},
@@ -127,9 +146,11 @@ def _probe(role, body, failed=False, msg=""):
 def test_probe_commands_probe_each_hop():
     director = lvs_probe_command("director", "10.250.1.10", 80, RS)
     assert "=== watchdog" in director and "NETDEV WATCHDOG" in director
-    assert "/dev/tcp/10.250.2.11/80" in director and "=== rs w2" in director
-    # an answer without a newline (head -c) must not swallow the next section's header
-    assert director.count("; echo;") + director.endswith("; echo") >= 2
+    assert "/dev/tcp/$a" in director and " 10.250.2.11/80 10.250.2.12/80;" in director and "=== rs w2" in director
+    # the real servers are opened at once, under one timeout
+    assert director.count("timeout 3 bash") == 1
+    # each answer is printed with its newline: it cannot swallow the next section's header
+    assert director.count('echo "$l"') == 2
     client = lvs_probe_command("client", "10.250.1.10", 80, RS)
     assert "/dev/tcp/10.250.1.10/80" in client and "=== rs" not in client
     assert lvs_probe_command("real_server", "10.250.1.10", 80, RS) == "echo '=== alive'; echo ok"
@@ -194,3 +215,54 @@ def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
     assert lvs_in_flight([], env) == []
     with pytest.raises(AnsibleFilterError, match="lvs_in_flight: point 'rr__rate-50__rep1' in flight has no load window"):
         lvs_in_flight([{"point": point, "start": None, "end": 1}], env)
+
+
+def test_the_director_probe_runs_and_names_each_real_server(tmp_path):
+    # The director's probe line, run by sh against three loopback listeners: one answers HTTP, one
+    # refuses (closed port), one accepts and never answers (as a paused real server would).
+    import shutil
+    import socket
+    import subprocess
+    import threading
+    import time
+
+    if not shutil.which("bash") or not shutil.which("timeout"):
+        pytest.skip("needs bash and timeout")
+    answering = socket.socket()
+    answering.bind(("127.0.0.1", 0))
+    answering.listen(4)
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    closed_port = closed.getsockname()[1]
+    closed.close()
+
+    def serve():
+        conn, _ = answering.accept()
+        conn.recv(100)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nServer: test\r\n\r\n")
+        conn.close()
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    rs = [{"host": "up", "address": "127.0.0.1", "port": answering.getsockname()[1]},
+          {"host": "down", "address": "127.0.0.1", "port": closed_port},
+          {"host": "hung", "address": "127.0.0.1", "port": silent.getsockname()[1]}]
+    line = lvs_probe_command("director", "127.0.0.1", 80, rs, timeout=1)
+    began = time.monotonic()
+    out = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=20,
+                         env={**os.environ, "TMPDIR": str(tmp_path)})
+    took = time.monotonic() - began
+    answering.close()
+    silent.close()
+    assert took < 5
+    assert list(tmp_path.iterdir()) == []
+    health = lvs_health({"d": {"role": "director", "stdout": out.stdout, "failed": out.returncode != 0, "msg": ""}},
+                        [{**s, "address": f"{s['address']}"} for s in rs])
+    evidence = {p["component"]: p["evidence"] for p in health["problems"]}
+    assert set(evidence) == {"down", "hung"}, out.stdout
+    assert "Connection refused" in evidence["down"]
+    assert evidence["hung"].endswith("no answer")
+    assert "=== rs up\nHTTP/1.1 200 OK\n" in out.stdout

@@ -240,6 +240,13 @@ def lvs_probe_command(role, vip, port, real_servers, timeout=3):
     real server (director -> real server, the web server answering) and
     counts NETDEV WATCHDOG lines in its kernel log (a virtio NIC whose
     transmit queue stopped).
+
+    The director opens its real servers at the same time, in one ``bash``
+    under one ``timeout`` (each answer, or bash's error, into its own file;
+    the first line of each is printed in order afterwards): every process
+    costs a lot on an emulated director, and the probe runs before every
+    segment. A real server that does not answer within ``timeout`` seconds
+    prints an empty section (no answer), as with one ``timeout`` each.
     """
     def http(address):
         return ("timeout {t} bash -c 'exec 3<>/dev/tcp/{a}/{p} && printf \"HEAD / HTTP/1.0\\r\\n\\r\\n\" >&3 "
@@ -249,8 +256,16 @@ def lvs_probe_command(role, vip, port, real_servers, timeout=3):
         lines.append(f"echo '=== vip'; {http(vip)}; echo")
     if role == "director":
         lines.append("echo '=== watchdog'; (dmesg 2>/dev/null || true) | grep 'NETDEV WATCHDOG' | tail -n 2")
-        for server in real_servers or []:
-            lines.append(f"echo '=== rs {server['host']}'; {http(server['address'])}; echo")
+        servers = list(real_servers or [])
+        if servers:
+            targets = " ".join(shlex.quote(f"{server['address']}/{int(server['port'])}") for server in servers)
+            opener = ('d=$1; shift; i=0; for a in "$@"; do i=$((i+1)); '
+                      '(exec 3<>"/dev/tcp/$a" && printf "HEAD / HTTP/1.0\\r\\n\\r\\n" >&3 '
+                      '&& IFS= read -r -N 15 l <&3; printf "%s\\n" "$l") >"$d/$i" 2>&1 & done; wait')
+            lines.append(f"d=$(mktemp -d) && {{ timeout {int(timeout)} bash -c {shlex.quote(opener)} bash \"$d\" {targets}")
+            for number, server in enumerate(servers, 1):
+                lines.append(f"echo '=== rs {server['host']}'; l=''; IFS= read -r l < \"$d/{number}\"; echo \"$l\"")
+            lines.append('rm -rf "$d"; }')
     return "; ".join(lines)
 
 
@@ -323,6 +338,19 @@ def lvs_in_flight(points, environment, director_kind="hardware"):
     return out
 
 
+def lvs_collected(hostvars, role_of, director, var="lvs_compare_step"):
+    """What one collect step left, to keep with the point until it is stored.
+
+    ``{collected: true, collect: lvs_host_results(...), director_counters: <director's stdout>}``:
+    a point collected at a scheduler switch is stored after the next load, when the hosts'
+    ``var`` holds a later step.
+    """
+    if director not in role_of:
+        _fail("lvs_collected", f"the director {director!r} is not one of the hosts {sorted(role_of)}")
+    collect = lvs_host_results(hostvars, role_of, var)
+    return {"collected": True, "collect": collect, "director_counters": collect[director]["stdout"]}
+
+
 class FilterModule:
     """Filters of the LVS experiment role."""
 
@@ -335,6 +363,7 @@ class FilterModule:
             "lvs_role_of": lvs_role_of,
             "lvs_clock_offsets": lvs_clock_offsets,
             "lvs_host_results": lvs_host_results,
+            "lvs_collected": lvs_collected,
             "lvs_load_window": lvs_load_window,
             "lvs_collect_command": lvs_collect_command,
             "lvs_clock_note": lvs_clock_note,

@@ -1,0 +1,135 @@
+"""roles/lvs_director/files/lvs-director-stats: the counters are read after the first IPVS estimator tick
+that follows the end of a load (seen as a change of /proc/net/ip_vs_stats), or one full period (2.1 s)
+after it when no tick shows; never before the end of the load.
+
+The script runs under dash (the director's /bin/sh) with a fake ipvsadm on PATH and a file standing in
+for /proc/net/ip_vs_stats (LVS_DIRECTOR_STATS_FILE), which a timer rewrites as a tick would.
+"""
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "roles/lvs_director/files/lvs-director-stats"
+SHELL = shutil.which("dash") or "/bin/sh"
+
+TOTALS = """   Total Incoming Outgoing         Incoming         Outgoing
+   Conns  Packets  Packets            Bytes            Bytes
+    {conns:>4}     9000     8000           540000          1200000
+
+ Conns/s   Pkts/s   Pkts/s          Bytes/s          Bytes/s
+      {cps:>2}      225      200            13500            30000
+"""
+
+
+@pytest.fixture()
+def lab(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    release = tmp_path / "release"
+    release.write_text("6.1.0-56-amd64\n")
+    uname = bin_dir / "uname"
+    uname.write_text(f"#!/bin/sh\ncat {release}\n")
+    uname.chmod(0o755)
+    log = tmp_path / "ipvsadm.log"
+    fake = bin_dir / "ipvsadm"
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\necho 'TCP  10.250.1.10:80 rr'\n")
+    fake.chmod(0o755)
+    stats = tmp_path / "ip_vs_stats"
+    stats.write_text(TOTALS.format(conns=2000, cps=50))
+    return {"bin": bin_dir, "log": log, "stats": stats, "release": release}
+
+
+def run(lab, *args):
+    env = dict(os.environ, PATH=f"{lab['bin']}:{os.environ['PATH']}", LVS_DIRECTOR_STATS_FILE=str(lab["stats"]))
+    began = time.monotonic()
+    out = subprocess.run([SHELL, str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout, time.monotonic() - began
+
+
+def tick_at(lab, delay, conns=2000, cps=37):
+    def write():
+        lab["stats"].write_text(TOTALS.format(conns=conns, cps=cps))
+    timer = threading.Timer(delay, write)
+    timer.start()
+    return timer
+
+
+def section(stdout, name):
+    lines = stdout.splitlines()
+    return lines[lines.index(f"=== {name}") + 1]
+
+
+def test_reads_after_the_first_tick_after_the_end(lab):
+    timer = tick_at(lab, 0.6)
+    stdout, took = run(lab, "--after", f"{time.time() + 0.2:.3f}", "--zero")
+    timer.join()
+    assert section(stdout, "settled").startswith("tick ")
+    assert 0.3 <= float(section(stdout, "settled").split()[1]) < 1.5
+    assert 0.6 <= took < 2.0
+    assert stdout.index("=== settled") < stdout.index("=== ipvsadm-stats") < stdout.index("=== zeroed-at")
+    assert lab["log"].read_text().splitlines() == ["-Ln --stats --exact", "-Z"]
+
+
+@pytest.mark.parametrize("release", ["6.2.0-1-amd64", "6.12.48+deb13-amd64", "7.0.1"])
+def test_kernels_with_estimator_kthreads_wait_one_full_period(lab, release):
+    # From 6.2 the totals are updated in another 40 ms slot than a real server's counters.
+    lab["release"].write_text(release + "\n")
+    timer = tick_at(lab, 0.4)
+    stdout, took = run(lab, "--after", f"{time.time():.3f}")
+    timer.join()
+    assert section(stdout, "settled") == "period 2.1"
+    assert took >= 2.0
+
+
+@pytest.mark.parametrize("release", ["5.10.0-30-amd64", "6.1.0-56-amd64", "6.1"])
+def test_kernels_with_one_estimator_pass_read_at_the_tick(lab, release):
+    lab["release"].write_text(release + "\n")
+    timer = tick_at(lab, 0.4)
+    stdout, took = run(lab, "--after", f"{time.time():.3f}")
+    timer.join()
+    assert section(stdout, "settled").startswith("tick ")
+    assert took < 2.0
+
+
+def test_a_tick_before_the_end_does_not_count(lab):
+    # The file changes 0.2 s after the call but the load ends at +0.8 s: no tick after the end shows,
+    # so the read waits one full period after the end.
+    timer = tick_at(lab, 0.2)
+    stdout, took = run(lab, "--after", f"{time.time() + 0.8:.3f}")
+    timer.join()
+    assert section(stdout, "settled") == "period 2.1"
+    assert took >= 2.8
+    assert "=== zeroed-at" not in stdout
+
+
+def test_an_idle_table_waits_one_full_period(lab):
+    stdout, took = run(lab, "--after", f"{time.time():.3f}")
+    assert section(stdout, "settled") == "period 2.1"
+    assert 2.0 <= took < 4.0
+
+
+def test_no_stats_file_waits_one_full_period(lab):
+    lab["stats"].unlink()
+    stdout, took = run(lab, "--after", f"{time.time():.3f}")
+    assert section(stdout, "settled") == "period 2.1"
+    assert took >= 2.0
+
+
+def test_an_end_long_past_reads_at_once(lab):
+    stdout, took = run(lab, "--after", f"{time.time() - 5:.3f}", "--zero")
+    assert section(stdout, "settled") == "period 2.1"
+    assert took < 1.0
+    assert "=== ipvsadm-stats" in stdout
+
+
+def test_without_after_reads_at_once(lab):
+    stdout, took = run(lab)
+    assert "=== settled" not in stdout
+    assert stdout.startswith("=== ipvsadm-stats\n")
+    assert took < 1.0
