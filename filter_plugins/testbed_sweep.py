@@ -61,6 +61,18 @@ def _names(name, values, what):
     return out
 
 
+def check_choices(name, values, known, setting, kind):
+    """Check an experiment setting that picks from a fixed list (e.g. its workloads):
+    a non-empty list of known names, none twice. Fails naming the setting."""
+    if not isinstance(values, (list, tuple)) or not values:
+        _fail(name, f"{setting} must be a non-empty list, got {values!r}")
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        _fail(name, f"unknown {kind}(s) {', '.join(map(str, unknown))}; known: {', '.join(known)}")
+    if len(set(values)) != len(values):
+        _fail(name, f"{setting} lists a {kind} twice: {values!r}")
+
+
 def _grid(name, grid, what):
     """A grid mapping -> list of parameter mappings (cartesian product, keys in order).
 

@@ -3,6 +3,7 @@ import pytest
 from testbed_sweep import (
     AnsibleFilterError,
     FilterModule,
+    check_choices,
     delta_seconds,
     sweep_overhead,
     sweep_plan,
@@ -180,3 +181,19 @@ def test_workload_result_of_a_failed_run_is_invalid_with_the_cause():
     assert workload_result(invalid, {}, {})["reasons"] == ["0 bytes received"]
     with pytest.raises(AnsibleFilterError, match="scale.x must be"):
         workload_result(RUN, {}, {}, scale={"x": "received_bps"})
+
+
+@pytest.mark.parametrize("values, message", [
+    ([], "x_workloads must be a non-empty list, got []"),
+    ("web", "x_workloads must be a non-empty list, got 'web'"),
+    (["web", "iozone", "nfs"], "unknown workload(s) iozone, nfs; known: web, cpu"),
+    (["web", "web"], "x_workloads lists a workload twice: ['web', 'web']"),
+])
+def test_check_choices_names_the_setting(values, message):
+    with pytest.raises(AnsibleFilterError) as err:
+        check_choices("x_fn", values, ("web", "cpu"), "x_workloads", "workload")
+    assert str(err.value) == "x_fn: " + message
+
+
+def test_check_choices_accepts_known_names_once():
+    assert check_choices("x_fn", ["cpu", "web"], ("web", "cpu"), "x_workloads", "workload") is None

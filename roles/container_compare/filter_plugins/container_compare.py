@@ -148,13 +148,7 @@ def cc_workloads(settings, names):
     ``container_compare_`` prefix, e.g. ``web_concurrency``).
     """
     fname = "cc_workloads"
-    if not isinstance(names, (list, tuple)) or not names:
-        _fail(fname, f"container_compare_workloads must be a non-empty list, got {names!r}")
-    unknown = [n for n in names if n not in WORKLOADS]
-    if unknown:
-        _fail(fname, f"unknown workload(s) {', '.join(map(str, unknown))}; known: {', '.join(WORKLOADS)}")
-    if len(set(names)) != len(names):
-        _fail(fname, f"container_compare_workloads lists a workload twice: {names!r}")
+    sweep.check_choices(fname, names, WORKLOADS, "container_compare_workloads", "workload")
 
     def get(key):
         if key not in settings:

@@ -100,13 +100,7 @@ def sc_workloads(settings, names):
     prefix (``fio_patterns``, ``copy_total_mb``...).
     """
     fname = "sc_workloads"
-    if not isinstance(names, (list, tuple)) or not names:
-        _fail(fname, f"storage_compare_workloads must be a non-empty list, got {names!r}")
-    unknown = [n for n in names if n not in WORKLOADS]
-    if unknown:
-        _fail(fname, f"unknown workload(s) {', '.join(map(str, unknown))}; known: {', '.join(WORKLOADS)}")
-    if len(set(names)) != len(names):
-        _fail(fname, f"storage_compare_workloads lists a workload twice: {names!r}")
+    sweep.check_choices(fname, names, WORKLOADS, "storage_compare_workloads", "workload")
     if "rebuild" in names and names[-1] != "rebuild":
         _fail(fname, "rebuild must be the last workload (it fails and rebuilds a disk under the others' data)")
 
