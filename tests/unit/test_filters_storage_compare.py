@@ -202,6 +202,7 @@ def test_report_spec():
     assert spec["relative"]["metrics"]["iops"] == "drop" and spec["relative"]["metrics"]["rebuild_s"] == "rise"
     assert spec["higher_is_better"]["clat_p99_us"] is False and spec["higher_is_better"]["copy_mb_s"] is True
     assert any("same two disks" in n for n in spec["notes"]) and any("Lab run" in n for n in spec["notes"])
+    assert any("ceph tell osd.* cache drop" in n and "not dropped" not in n for n in spec["notes"])
     assert not any("Lab run" in n for n in sc.sc_report(["ceph", "zfs"], ["fio"], SETTINGS, "ceph")["notes"])
     with pytest.raises(AnsibleFilterError, match="workloads must name known"):
         sc.sc_report(["zfs"], ["iometer"], SETTINGS)

@@ -329,7 +329,8 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False):
         "fio ran on the raw zvol / RBD device (direct I/O); copy and OLTP on an XFS filesystem made on it.",
         "Cache state per point: the page cache was dropped (echo 3 > /proc/sys/vm/drop_caches) before every copy read "
         "and rebuild verification; the ZFS ARC was emptied by exporting and importing the pool; Ceph's OSD caches "
-        "(BlueStore) were not dropped - each point's extra.cache says what was done.",
+        "(BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept running - each point's "
+        "extra.cache says what was done and whether it worked.",
         f"Relative changes are against {baseline}.",
     ]
     if lab:
