@@ -146,7 +146,8 @@ def test_copy_point():
 
 
 POLL = {"curve": [[0.4, 0.0], [1.4, 0.5], [2.4, 1.0]], "rebuild_s": 2.4, "whole": True, "observed_degraded": True,
-        "samples": 3, "first_status": "pool: tank", "last_status": "pool: tank", "command": ["zpool", "status", "-p", "tank"]}
+        "samples": 3, "first_status": "pool: tank", "last_status": "pool: tank", "command": ["zpool", "status", "-p", "tank"],
+        "reported_s": 2}
 VERIFY = {"valid": True, "files": 16, "checked": 16, "bytes": 128000000, "mismatches": [], "missing": [], "extra": [],
           "reasons": []}
 
@@ -157,6 +158,7 @@ def test_rebuild_point():
     out = sc.sc_point(data, _point("rebuild", used_mb=128, file_mb=16), ENV, {"replaced_disk": "/dev/vdc"})
     assert out["valid"], out["reasons"]
     assert out["metrics"]["rebuild_s"] == 2.4 and out["metrics"]["integrity_mismatches"] == 0
+    assert out["metrics"]["rebuild_reported_s"] == 2
     assert out["metrics"]["integrity_files"] == 16 and out["metrics"]["used_bytes"] == 140000000
     assert out["extra"]["curve"] == POLL["curve"] and out["extra"]["integrity"]["valid"] is True
     assert out["extra"]["replaced_disk"] == "/dev/vdc" and "node_cpu_pct" not in out["metrics"]
@@ -219,7 +221,8 @@ def test_report_tables():
         _doc("zfs", "fio", {"iops": 100.0}, pattern="read", block_size="4k", iodepth=32, rep=2),
         _doc("ceph", "fio", {"iops": 100.0}, pattern="read", block_size="4K", iodepth=32),
         _doc("ceph", "fio", {"iops": 1.0}, valid=False, pattern="randread", block_size="4k", iodepth=32),
-        _doc("zfs", "rebuild", {"rebuild_s": 12.5, "used_bytes": 140000000, "polls": 13},
+        _doc("zfs", "rebuild", {"rebuild_s": 12.5, "rebuild_reported_s": 11, "used_bytes": 140000000,
+                               "polls": 13},
              extra={"curve": [[0.5, 0.0], [6.0, 0.5], [12.5, 1.0]], "integrity": dict(VERIFY)}, used_mb=128),
         _doc("ceph", "rebuild", {"rebuild_s": 40.0, "used_bytes": 150000000, "polls": 40}, valid=False,
              extra={"curve": [[1.0, 0.1], [40.0, 1.0]], "integrity": dict(VERIFY, valid=False, mismatches=[
@@ -232,8 +235,10 @@ def test_report_tables():
     assert study["rows"] == [["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2"]]
     assert any("TCG" in n for n in study["notes"]) and "Ceph Luminous" in study["notes"][0]
     rebuild = tables[1]
-    assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][6] == "passed"
-    assert rebuild["rows"][1][6] == "FAILED"
+    assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][7] == "passed"
+    # ZFS's own resilver time beside the polled one; Ceph reports none
+    assert rebuild["header"][6] == "system's own s" and rebuild["rows"][0][6] == "11" and rebuild["rows"][1][6] == "n/a"
+    assert rebuild["rows"][1][7] == "FAILED"
     assert rebuild["chart"]["series"]["zfs 128 MB (rep 1)"] == [[0.5, 0.0], [6.0, 50.0], [12.5, 100.0]]
     assert rebuild["chart"]["series"]["ceph 128 MB (rep 1)"] == [[1.0, 10.0], [40.0, 100.0]]
     assert "Integrity mismatches, file by file" in titles

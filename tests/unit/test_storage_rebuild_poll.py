@@ -69,3 +69,27 @@ def test_timeout_and_unparsable_status(tmp_path, monkeypatch):
     _replay(tmp_path, monkeypatch, "zpool", [str(bad)])
     failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05})
     assert failed and "zpool status -p tank" in out["msg"]
+
+
+def test_since_file_mtime_is_time_zero_and_zfs_own_figure(tmp_path, monkeypatch):
+    """Started before the loss (async), the timer waits for the builder role's mark file: its mtime is t = 0."""
+    outputs = [os.path.join(ZPOOL, n) for n in ("resilver-in-progress-replacing-P.txt", "resilvered-replace-P.txt")]
+    calls = _replay(tmp_path, monkeypatch, "zpool", outputs)
+    mark = tmp_path / "rebuild.back"
+    mark.write_text("")
+    back = mark.stat().st_mtime - 5.0
+    os.utime(mark, (back, back))
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05, "since_file": str(mark)})
+    assert not failed, out
+    assert out["since"] == pytest.approx(back) and calls.read_text().strip() == "2"
+    # the disk was put back 5 s before the first poll: the curve starts there, not at the module's start
+    assert out["curve"][0][0] >= 5.0 and out["rebuild_s"] >= 5.0 and out["whole"]
+    assert out["reported_s"] == 10  # "resilvered 519M in 00:00:10"
+
+
+def test_since_file_never_written_fails_without_polling(tmp_path, monkeypatch):
+    calls = _replay(tmp_path, monkeypatch, "zpool", [os.path.join(ZPOOL, "degraded-offline-P.txt")])
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "since_file": str(tmp_path / "never"),
+                                                    "since_wait_s": 0.2})
+    assert failed and "since_file" in out["msg"] and "never" in out["msg"]
+    assert calls.read_text().strip() == "0"

@@ -219,7 +219,8 @@ def _rebuild(point, data, environment, extra):
         k: verify.get(k) for k in ("valid", "files", "checked", "bytes", "mismatches", "missing", "extra")}
     return {
         "point": point, "valid": not reasons, "reasons": reasons, "warnings": warnings, "sources": {},
-        "metrics": {"rebuild_s": poll.get("rebuild_s"), "integrity_mismatches": mismatches,
+        "metrics": {"rebuild_s": poll.get("rebuild_s"), "rebuild_reported_s": poll.get("reported_s"),
+                    "integrity_mismatches": mismatches,
                     "integrity_files": None if integrity is None else integrity.get("checked"),
                     "used_bytes": data.get("used_bytes"), "polls": poll.get("samples")},
         "raw": {"status-first.txt": poll.get("first_status") or "", "status-last.txt": poll.get("last_status") or ""},
@@ -428,7 +429,7 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
                        ("FAILED" if integrity.get("valid") is False else "not checked"))
             rows.append([doc.get("variant"), str(doc["parameters"].get("used_mb")), str(doc.get("repetition")),
                          _fmt(m.get("rebuild_s")), _fmt(None if m.get("used_bytes") is None else m["used_bytes"] / 1e6),
-                         str(m.get("polls")), verdict,
+                         str(m.get("polls")), _fmt(m.get("rebuild_reported_s")), verdict,
                          f"{integrity.get('checked')} / {integrity.get('files')}" if integrity else "n/a"])
         series = {}
         for doc in rebuilds:
@@ -442,12 +443,15 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
                  "series": series} if series else None
         tables.append({"title": "Rebuild time per used size and integrity", "chart": chart,
                        "header": ["system", "used MB (planned)", "rep", "rebuild s", "fs used MB", "polls",
-                                  "integrity", "files verified"],
+                                  "system's own s", "integrity", "files verified"],
                        "rows": rows,
                        "notes": ["Rebuild: one disk taken out, wiped and put back; the time runs from the moment it "
                                  "was back until the system's own status reported full redundancy (ZFS: resilver "
                                  "finished, pool and vdevs ONLINE; Ceph: every PG active+clean, nothing degraded or "
-                                 "misplaced), polled every second. Integrity: the sha256 manifest written before the "
+                                 "misplaced), polled every second from the moment the disk was put back (the timer runs on the node from "
+                                 "before the loss and starts at the mark the builder role touches just before "
+                                 "`zpool replace` / the new OSD's start). \"system's own s\": ZFS's own resilver "
+                                 "time (`resilvered X in HH:MM:SS`, whole seconds); Ceph reports none. Integrity: the sha256 manifest written before the "
                                  "failure, verified after the rebuild with caches dropped; any mismatch invalidates "
                                  "the point and is listed file by file in its reasons."]})
         mismatched = [d for d in rebuilds if ((d.get("extra") or {}).get("integrity") or {}).get("mismatches")]

@@ -40,8 +40,21 @@ options:
     default: ceph
   since:
     description: Epoch seconds (the node's clock) the curve's time axis starts at - when the disk was put back.
-      Default the module's start.
+      Default the module's start (or I(since_file)'s mtime).
     type: float
+  since_file:
+    description:
+      - A path on the node whose modification time is the moment the disk was put back (the builder roles'
+        C(storage_zfs_replace_mark_file) / C(storage_ceph_replace_mark_file) touch it just before the put-back).
+      - The module is then started B(before) the loss, as an async task - it waits for the file (checking every
+        50 ms, running no status command meanwhile) and polls from the moment it appears, so no start-up cost of the
+        module falls into the rebuild (a ZFS resilver of a small pool ends in a second or two).
+      - Waiting longer than I(since_wait_s) fails the module.
+    type: path
+  since_wait_s:
+    description: Seconds to wait for I(since_file) before failing (the failure and the replacement happen meanwhile).
+    type: float
+    default: 1800
   interval_s:
     description: Seconds between two polls.
     type: float
@@ -68,6 +81,15 @@ seealso:
 """
 
 EXAMPLES = r"""
+- name: Start the rebuild timer before the disk is taken out
+  storage_rebuild_poll:
+    system: zfs
+    pool: tank
+    since_file: /root/.storage-compare/rebuild.back
+  async: 3700
+  poll: 0
+  register: rebuild_job
+
 - name: Time the resilver after the disk was replaced
   storage_rebuild_poll:
     system: zfs
@@ -128,6 +150,18 @@ last_parsed:
   returned: always
   type: dict
   sample: {}
+since:
+  description: The epoch seconds (the node's clock) the curve starts at.
+  returned: always
+  type: float
+  sample: 1763923801.25
+reported_s:
+  description:
+    - The system's own figure for the rebuild, when it gives one - ZFS's finished resilver line
+      (C(resilvered X in HH:MM:SS)), whole seconds. null for Ceph and when the last status has none.
+  returned: always
+  type: float
+  sample: 3
 command:
   description: The status command.
   returned: always
@@ -136,6 +170,7 @@ command:
   sample: [zpool, status, -p, tank]
 """
 
+import os  # noqa: E402
 import time  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
@@ -160,6 +195,8 @@ def main():
             pool=dict(type="str", default="tank"),
             cluster=dict(type="str", default="ceph"),
             since=dict(type="float"),
+            since_file=dict(type="path"),
+            since_wait_s=dict(type="float", default=1800.0),
             interval_s=dict(type="float", default=1.0),
             timeout_s=dict(type="float", default=3600.0),
             settle_s=dict(type="float", default=0.0),
@@ -168,7 +205,11 @@ def main():
         supports_check_mode=False,
     )
     p = module.params
-    since = p["since"] if p["since"] is not None else time.time()
+    since = p["since"]
+    if p["since_file"]:
+        since = wait_for_mark(module, p["since_file"], p["since_wait_s"])
+    if since is None:
+        since = time.time()
     if p["system"] == "zfs":
         command, parse = ["zpool", "status", "-p", p["pool"]], parse_zpool
     else:
@@ -200,8 +241,27 @@ def main():
         time.sleep(max(0.0, p["interval_s"] - (time.time() - since - t)))
     # Ceph's fraction starts where the loss left it (0.5 with one of two OSDs gone): rescaled to start at 0.
     result = progress_curve(samples, max_points=p["max_points"], rescale=p["system"] == "ceph")
+    reported = None
+    scan = (parsed.get("details") or {}).get("scan") if isinstance(parsed, dict) else None
+    if p["system"] == "zfs" and isinstance(scan, dict) and scan.get("function") == "resilver" \
+            and scan.get("state") == "finished":
+        reported = scan.get("duration_s")
     module.exit_json(changed=False, command=command, first_status=first, last_status=last, last_parsed=parsed,
-                     **result)
+                     since=since, reported_s=reported, **result)
+
+
+def wait_for_mark(module, path, wait_s):
+    """The mtime of ``path`` once it exists; fails the module after ``wait_s`` seconds."""
+    start = time.time()
+    while True:
+        try:
+            return os.stat(path).st_mtime
+        except OSError:
+            pass
+        if time.time() - start >= wait_s:
+            module.fail_json(msg="since_file %s did not appear within %.0f s (the disk was never put back?)"
+                             % (path, wait_s))
+        time.sleep(0.05)
 
 
 if __name__ == "__main__":
