@@ -79,8 +79,11 @@ def test_since_file_mtime_is_time_zero_and_zfs_own_figure(tmp_path, monkeypatch)
     mark.write_text("")
     back = mark.stat().st_mtime - 5.0
     os.utime(mark, (back, back))
-    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05, "since_file": str(mark)})
+    done = tmp_path / "rebuild.back.done"
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "interval_s": 0.05, "since_file": str(mark),
+                                                    "done_file": str(done)})
     assert not failed, out
+    assert done.exists()  # the playbook's wait_for ends on it
     assert out["since"] == pytest.approx(back) and calls.read_text().strip() == "2"
     # the disk was put back 5 s before the first poll: the curve starts there, not at the module's start
     assert out["curve"][0][0] >= 5.0 and out["rebuild_s"] >= 5.0 and out["whole"]
@@ -89,7 +92,9 @@ def test_since_file_mtime_is_time_zero_and_zfs_own_figure(tmp_path, monkeypatch)
 
 def test_since_file_never_written_fails_without_polling(tmp_path, monkeypatch):
     calls = _replay(tmp_path, monkeypatch, "zpool", [os.path.join(ZPOOL, "degraded-offline-P.txt")])
+    done = tmp_path / "done"
     failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "since_file": str(tmp_path / "never"),
-                                                    "since_wait_s": 0.2})
+                                                    "since_wait_s": 0.2, "done_file": str(done)})
     assert failed and "since_file" in out["msg"] and "never" in out["msg"]
+    assert done.exists()  # written on failure too: the playbook does not wait for its own timeout
     assert calls.read_text().strip() == "0"

@@ -445,15 +445,15 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
                        "header": ["system", "used MB (planned)", "rep", "rebuild s", "fs used MB", "polls",
                                   "system's own s", "integrity", "files verified"],
                        "rows": rows,
-                       "notes": ["Rebuild: one disk taken out, wiped and put back; the time runs from the moment it "
-                                 "was back until the system's own status reported full redundancy (ZFS: resilver "
-                                 "finished, pool and vdevs ONLINE; Ceph: every PG active+clean, nothing degraded or "
-                                 "misplaced), polled every second from the moment the disk was put back (the timer runs on the node from "
-                                 "before the loss and starts at the mark the builder role touches just before "
-                                 "`zpool replace` / the new OSD's start). \"system's own s\": ZFS's own resilver "
-                                 "time (`resilvered X in HH:MM:SS`, whole seconds); Ceph reports none. Integrity: the sha256 manifest written before the "
-                                 "failure, verified after the rebuild with caches dropped; any mismatch invalidates "
-                                 "the point and is listed file by file in its reasons."]})
+                       "notes": ["Rebuild: one disk taken out, wiped and put back; the time runs from the moment it was back until the"
+                                 " system's own status reported full redundancy (ZFS: resilver finished, pool and vdevs ONLINE; Ceph: "
+                                 "every PG active+clean, nothing degraded or misplaced), polled at most once a second (the next poll "
+                                 "starts when the previous status command returned; the polls column counts them); the timer runs "
+                                 "on the node from before the loss, and its t = 0 is the mark the builder role touches just before "
+                                 "`zpool replace` / the new OSD's start. \"system's own s\": ZFS's "
+                                 "own resilver time (`resilvered X in HH:MM:SS`, whole seconds); Ceph reports none. Integrity: the "
+                                 "sha256 manifest written before the failure, verified after the rebuild with caches dropped; any "
+                                 "mismatch invalidates the point and is listed file by file in its reasons."]})
         mismatched = [d for d in rebuilds if ((d.get("extra") or {}).get("integrity") or {}).get("mismatches")]
         if mismatched:
             tables.append({"title": "Integrity mismatches, file by file",
