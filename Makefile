@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults molecule molecule-lab pin clean-results \
+.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -48,6 +48,10 @@ integration:  ## short real smoke runs on loopback (tools -> modules -> store ->
 faults:  ## fault injection on the LVS lab (VM killed, Apache stopped, container paused, link down, SIGINT, full disk); slow, needs root
 	./scripts/ensure-dockerd.sh
 	python -m pytest -v tests/faults $(FAULTS)
+
+hardware-like:  ## the hardware path on this machine: ssh-only hosts (non-root + sudo, pinned host keys, packages from Debian), a short LVS sweep through inventories/lab-ssh; slow, needs root and Debian's mirror
+	./scripts/ensure-dockerd.sh
+	python -m pytest -v tests/hardware_like
 
 molecule:  ## molecule test for every role scenario (SCENARIOS)
 	./scripts/ensure-dockerd.sh

@@ -42,6 +42,7 @@ def task_result(proc, task_name):
 @pytest.mark.parametrize("inventory,kind,reps", [
     ("inventories/lab", "lab", 2),
     ("inventories/example_hardware", "hardware", 3),
+    ("inventories/lab-ssh", "hardware", 1),
 ])
 def test_shared_defaults_apply_and_inventory_overrides_win(inventory, kind, reps):
     proc = run_playbook("playbooks/show-config.yml", inventory)

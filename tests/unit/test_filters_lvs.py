@@ -184,6 +184,28 @@ def test_an_unreachable_host_and_a_dead_web_server():
         {"component": "w1", "evidence": "d -> 10.250.2.11:80: bash: connect: Connection refused"}]
 
 
+def test_no_real_server_reachable_from_the_director_names_its_private_side():
+    director = "=== alive\nok\n=== watchdog\n=== rs w1\n\n=== rs w2\nbash: connect: No route to host"
+    results = {"d": _probe("director", director), "c1": _probe("client", "=== alive\nok\n=== vip\n"),
+               "w1": _probe("real_server", "=== alive\nok"), "w2": _probe("real_server", "=== alive\nok")}
+    [problem] = lvs_health(results, RS)["problems"]
+    assert problem["component"] == "d"
+    assert problem["evidence"].startswith("reaches none of its 2 real servers, each of which answers its own probe")
+    assert "10.250.2.11:80: no answer; 10.250.2.12:80: bash: connect: No route to host" in problem["evidence"]
+
+
+@pytest.mark.parametrize("w1, w2_probe", [
+    ("bash: connect: Connection refused", "=== alive\nok"),    # refused: the director reached w1's host
+    ("", ""),                                                    # w2 does not answer its own probe either
+])
+def test_the_real_servers_stay_named_when_the_director_still_reaches_them_or_one_is_down(w1, w2_probe):
+    director = f"=== alive\nok\n=== watchdog\n=== rs w1\n{w1}\n=== rs w2\n"
+    results = {"d": _probe("director", director), "w1": _probe("real_server", "=== alive\nok"),
+               "w2": _probe("real_server", w2_probe, failed=not w2_probe, msg="unreachable")}
+    components = [p["component"] for p in lvs_health(results, RS)["problems"]]
+    assert "d" not in components and "w1" in components and "w2" in components
+
+
 def test_only_the_virtual_service_fails():
     results = {"d": _probe("director", "=== alive\nok\n=== watchdog\n=== rs w1\nHTTP/1.1 200 OK\n=== rs w2\nHTTP/1.1 200 OK"),
                "c1": _probe("client", "=== alive\nok\n=== vip\nbash: connect: No route to host")}

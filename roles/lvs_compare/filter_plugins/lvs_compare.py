@@ -303,11 +303,39 @@ def lvs_health(results, real_servers):
                 if not answer.startswith("HTTP/"):
                     problems.append({"component": server["host"],
                                      "evidence": f"{host} -> {server['address']}:{server['port']}: {answer or 'no answer'}"})
+    problems = _private_side(results, real_servers, problems)
     # A broken director or real server also breaks the path through the VIP: name the cause only.
     named = {p["component"] for p in problems}
     if named - {"virtual service (via the director)"}:
         problems = [p for p in problems if p["component"] != "virtual service (via the director)"] or problems
     return {"ok": not problems, "problems": problems}
+
+
+_NO_ROUTE = ("no answer", "No route to host", "Network is unreachable", "timed out")
+
+
+def _private_side(results, real_servers, problems):
+    """Name the director when none of its real servers is reachable from it but each is alive.
+
+    Every real server unreachable from the director (no answer, no route, unreachable network;
+    a refused connection reached its host) while each answered its own probe: the cause is the
+    director's private side (its NIC, link or network), not N broken servers.
+    """
+    director = next((h for h, r in sorted((results or {}).items()) if r.get("role") == "director"), None)
+    hosts = [server["host"] for server in real_servers or []]
+    if director is None or len(hosts) < 2:
+        return problems
+    lost = [p for p in problems if p["component"] in hosts and p["evidence"].startswith(f"{director} -> ")
+            and any(mark in p["evidence"] for mark in _NO_ROUTE)]
+    alive = all(host in results and not results[host].get("failed") and "alive" in _sections(results[host].get("stdout"))
+                for host in hosts)
+    if len(lost) != len(hosts) or not alive:
+        return problems
+    detail = "; ".join(p["evidence"][len(director) + 4:] for p in lost)
+    return [p for p in problems if p not in lost] + [{
+        "component": director,
+        "evidence": (f"reaches none of its {len(hosts)} real servers, each of which answers its own probe: its "
+                     f"private side (NIC, link or network) is broken ({detail})")[:600]}]
 
 
 def lvs_in_flight(points, environment, director_kind="hardware"):
