@@ -1,0 +1,55 @@
+"""inventories/lab-ssh addresses the hosts playbooks/lab-ssh-up.yml makes (lvs_lab.yml).
+
+The operator-style inventory lists its hosts by address, as for real machines;
+the lab lists the containers it makes. Both must name the same hosts at the
+same addresses: ssh on the management network, lvs_rip on the director's
+private side, clients on the public side.
+"""
+
+import ipaddress
+import os
+
+import yaml
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _load(*path):
+    with open(os.path.join(ROOT, *path)) as handle:
+        return yaml.safe_load(handle)
+
+
+def _groups():
+    inventory = _load("inventories", "lab-ssh", "hosts.yml")
+    return inventory["all"]["children"]["testbed"]["children"], inventory["all"]["vars"]
+
+
+def test_inventory_and_lab_agree_on_every_host_and_address():
+    lab = _load("inventories", "lab", "group_vars", "lvs_lab.yml")
+    groups, _ = _groups()
+    management = ipaddress.ip_network(lab["lab_ssh_network"]["subnet"])
+    private = ipaddress.ip_network(lab["lvs_director_private_network"])
+    public = ipaddress.ip_network(lab["lab_network_networks"][0]["subnet"])
+    for group, containers, side in (("lvs_real_servers", lab["lab_ssh_real_servers"], private),
+                                    ("lvs_clients", lab["lab_ssh_clients"], public)):
+        hosts = groups[group]["hosts"]
+        assert sorted(hosts) == sorted(c["name"] for c in containers)
+        for container in containers:
+            mgmt, lab_side = (n["ipv4_address"] for n in container["networks"])
+            assert container["networks"][0]["name"] == lab["lab_ssh_network"]["name"]   # default route, ssh
+            assert ipaddress.ip_address(mgmt) in management and ipaddress.ip_address(lab_side) in side
+            assert hosts[container["name"]]["ansible_host"] == mgmt
+            if group == "lvs_real_servers":
+                assert hosts[container["name"]]["lvs_rip"] == lab_side
+
+
+def test_hosts_are_reached_as_an_operator_reaches_machines():
+    groups, common = _groups()
+    assert common["ansible_connection"] == "ssh" and common["ansible_user"] != "root" and common["ansible_become"]
+    assert "StrictHostKeyChecking=yes" in common["ansible_ssh_common_args"]
+    assert "UserKnownHostsFile=/dev/null" not in common["ansible_ssh_common_args"]
+    for group in ("lvs_director", "lvs_real_servers", "lvs_clients"):
+        for host in groups[group]["hosts"].values():
+            assert "ansible_connection" not in host          # no Docker connection anywhere
+    settings = _load("inventories", "lab-ssh", "group_vars", "testbed.yml")
+    assert settings["testbed_inventory_kind"] == "hardware"
