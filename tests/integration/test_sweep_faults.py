@@ -90,3 +90,15 @@ def test_points_in_flight_when_a_fault_is_found_are_stored_as_faults(tmp_path):
     assert "the probe after a point with errors" in after_point["reasons"][1]
     assert "Pass 2: measuring again 3" in proc.stdout
     assert "Lab faults: 2 detected and recovered in this sweep" in proc.stdout
+
+
+def test_a_sweep_without_faults_says_so_in_its_output_and_report(tmp_path):
+    """A probed lab found sound is stated ("none"), not left to the reader to infer from silence."""
+    proc = play(tmp_path, "-e", '{"fault_toy_break": []}')
+    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert set(docs(tmp_path)) == {"a__rep1", "b__rep1", "c__rep1"}
+    assert "Lab faults: none in this sweep." in proc.stdout
+    run_dir = os.path.dirname(glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "run.json"))[0])
+    report = open(os.path.join(run_dir, "report.md")).read()
+    assert "Lab faults in the last sweep: none (the lab was probed" in report
+    assert "## Faults" not in report and "detected and recovered" not in report
