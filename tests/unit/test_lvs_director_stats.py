@@ -66,10 +66,14 @@ def section(stdout, name):
 
 
 def test_reads_after_the_first_tick_after_the_end(lab):
+    called = time.time()
     timer = tick_at(lab, 0.6)
     stdout, took = run(lab, "--after", f"{time.time() + 0.2:.3f}", "--zero")
     timer.join()
     assert section(stdout, "settled").startswith("tick ")
+    # when the tick was seen, for a timetable of the next loads: within one poll of the change
+    assert called + 0.6 <= float(section(stdout, "tick-at")) < called + 0.6 + 0.5
+    assert stdout.index("=== tick-at") < stdout.index("=== ipvsadm-stats")
     assert 0.3 <= float(section(stdout, "settled").split()[1]) < 1.5
     assert 0.6 <= took < 2.0
     assert stdout.index("=== settled") < stdout.index("=== ipvsadm-stats") < stdout.index("=== zeroed-at")
@@ -105,7 +109,7 @@ def test_a_tick_before_the_end_does_not_count(lab):
     timer.join()
     assert section(stdout, "settled") == "period 2.1"
     assert took >= 2.8
-    assert "=== zeroed-at" not in stdout
+    assert "=== zeroed-at" not in stdout and "=== tick-at" not in stdout
 
 
 def test_an_idle_table_waits_one_full_period(lab):
