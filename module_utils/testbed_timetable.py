@@ -85,9 +85,3 @@ def boundary_problems(load_end, tick, next_load_start, zeroed_at, period):
         problems.append("the counters were zeroed %.2f s after the following tick: the next load's counts lose "
                         "what that tick summed" % (zeroed_at - tick - period))
     return problems
-
-
-def overhead_pct(load_seconds, gap_seconds):
-    """Gaps as a share of loads + gaps, in % (None without any time)."""
-    total = sum(load_seconds) + sum(gap_seconds)
-    return 100.0 * sum(gap_seconds) / total if total > 0 else None

@@ -42,7 +42,8 @@ Last line: ``RESULT loads=<n> exact=<n> load_s=<sum> gap_s=<sum>
 overhead_pct=<gaps / (loads + gaps)> gap_mean_s=<..> gap_max_s=<..>
 tick_error_max_s=<..> end_excess_max_s=<..>``.
 
-Bounded: at most 30 loads of at most 120 s at most 400 conn/s; nothing but the
+Run it with the project's python (``.venv/bin/python scripts/lvs-timetable-bench.py``): it
+reads the tools' output with the project's parsers. Bounded: at most 30 loads of at most 120 s at most 400 conn/s; nothing but the
 lab's VIP receives traffic. It adds a virtual service when the director has
 none for the VIP (removed at the end) and leaves an existing one as it is
 (its counters are zeroed). Exit status 0 when every load was exact, 3 when
@@ -53,21 +54,31 @@ import argparse
 import ipaddress
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 
-# testbed_timetable imports nothing from Ansible: any python3 runs this script.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "module_utils"))
-from testbed_timetable import (  # noqa: E402
+# The project's own readers: module_utils served as ansible.module_utils.<name> (as Ansible and
+# scripts/testbed_report.py do; run it with the project's .venv python) and the sweep's filters.
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(ROOT, "filter_plugins"))
+import ansible.module_utils  # noqa: E402
+
+if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
+    ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
+
+from ansible.module_utils.testbed_collect import sections  # noqa: E402
+from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
+from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
+from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm  # noqa: E402
+from ansible.module_utils.testbed_timetable import (  # noqa: E402
     NOMINAL_PERIOD,
     boundary_problems,
     estimate_period,
     next_start,
     next_tick,
-    overhead_pct,
 )
+from testbed_sweep import sweep_overhead  # noqa: E402
 
 LAB_NET = ipaddress.ip_network("10.250.0.0/16")
 RUNNER = "/usr/local/bin/lvs-httperf-run"
@@ -80,17 +91,6 @@ def run(argv, timeout=180):
     if proc.returncode != 0:
         raise RuntimeError("%s: exit %d: %s" % (" ".join(argv[:6]), proc.returncode, proc.stderr.strip()[:300]))
     return proc.stdout
-
-
-def sections(text):
-    found, name = {}, None
-    for line in text.splitlines():
-        if line.startswith("=== "):
-            name = line[4:].strip()
-            found[name] = []
-        elif name is not None:
-            found[name].append(line)
-    return {k: "\n".join(v) for k, v in found.items()}
 
 
 def main(argv):
@@ -137,21 +137,20 @@ def main(argv):
     rtt, offset = best
     print("# director clock offset %+.3f s (round trip %.3f s)" % (offset, rtt))
 
-    listing = director("ipvsadm -Ln")
-    added = "%s:80" % args.vip not in listing
-    found = re.search(r"^TCP\s+%s:80\s+(\w+)" % re.escape(args.vip), listing, re.M)
-    original = found.group(1) if found else "rr"
-    if added:
-        director("ipvsadm -A -t %s:80 -s rr && " % args.vip
-                 + " && ".join("ipvsadm -a -t %s:80 -r %s:80 -m" % (args.vip, rs) for rs in args.real_servers.split(",")))
-    for c in clients:
-        run(["docker", "exec", c, "sh", "-c", "mkdir -p %s && rm -f %s/*.json" % (WORKDIR, WORKDIR)])
-
+    listing = parse_ipvsadm(director("ipvsadm -Ln"), source="director ipvsadm -Ln", mode="list")
+    service = [svc for svc in listing["details"]["services"] if svc.get("address") == args.vip and svc.get("port") == 80]
+    added = not service
+    original = service[0]["scheduler"] if service else "rr"
     schedulers = ["rr", "wrr", "lc", "wlc"]
 
     def table(scheduler):
         return ("ipvsadm -C && ipvsadm -A -t %s:80 -s %s && " % (args.vip, scheduler)
                 + " && ".join("ipvsadm -a -t %s:80 -r %s:80 -m" % (args.vip, rs) for rs in args.real_servers.split(",")))
+
+    if added:
+        director(table("rr"))
+    for c in clients:
+        run(["docker", "exec", c, "sh", "-c", "mkdir -p %s && rm -f %s/*.json" % (WORKDIR, WORKDIR)])
 
     def read(after, switch_to=None):
         """Counters after the first tick past `after` (this clock), zeroed; returns (tick, zeroed_at, conns, raw)."""
@@ -159,14 +158,14 @@ def main(argv):
                        + (" && %s" % table(switch_to) if switch_to else ""))
         found = sections(out)
         settled = found.get("settled", "")
-        m = re.match(r"tick ([0-9.]+)", settled.strip())
-        tick = (after + float(m.group(1)) - 0.05) if m else None   # observed after one more 0.05 s poll
-        zeroed = float(found["zeroed-at"].strip()) - offset
+        tick = float(found["tick-at"]) - offset if found.get("tick-at") else None   # when the script saw it
+        zeroed = float(found["zeroed-at"]) - offset
         conns = None
-        for line in found.get("ipvsadm-stats", "").splitlines():
-            f = line.split()
-            if len(f) >= 3 and f[0] == "TCP" and f[1] == "%s:80" % args.vip:
-                conns = int(f[2])
+        stats = parse_ipvsadm(found.get("ipvsadm-stats", ""), source="director ipvsadm -Ln --stats --exact",
+                              mode="stats")
+        for service in stats["details"]["services"]:
+            if service.get("address") == args.vip and service.get("port") == 80:
+                conns = (service.get("totals") or {}).get("conns")
         return tick, zeroed, conns, settled.strip()
 
     def launch(k, start_at):
@@ -193,8 +192,14 @@ def main(argv):
         conns = 0
         for d in docs:
             for proc in d["processes"]:
-                m = re.search(r"^Total: connections (\d+)", proc["stdout"], re.M)
-                conns += int(m.group(1)) if m else 0
+                try:
+                    conns += parse_httperf(proc["stdout"], source="%s process %s" % (d["host"], proc["index"]))[
+                        "metrics"]["connections"]
+                except ParseError:
+                    conns = None   # an unusable report: the count cannot be compared ("httperf made None")
+                    break
+            if conns is None:
+                break
         return min(d["started"] for d in docs), max(d["finished"] for d in docs), conns
 
     period = NOMINAL_PERIOD
@@ -261,10 +266,11 @@ def main(argv):
     tick_err = [abs(r["tick"] - r["predicted"]) for r in rows if r["tick"] is not None]
     excess = [r["finished"] - r["started"] - args.seconds for r in rows]
     gap_s = sum(gaps)
-    loads = [r["finished"] - r["started"] for r in rows]
-    print("RESULT loads=%d exact=%d load_s=%.1f gap_s=%.1f overhead_pct=%.2f gap_mean_s=%.3f gap_max_s=%.3f "
+    # loads + gaps span the first start to the last end: the sweep's own overhead measure
+    overhead = sweep_overhead(rows[0]["started"], rows[-1]["finished"], [r["finished"] - r["started"] for r in rows])
+    print("RESULT loads=%d exact=%d load_s=%.1f gap_s=%.1f overhead_pct=%.1f gap_mean_s=%.3f gap_max_s=%.3f "
           "tick_error_max_s=%.3f end_excess_max_s=%.3f period_s=%.4f" % (
-              len(rows), exact, load_s, gap_s, overhead_pct(loads, gaps) or 0.0,
+              len(rows), exact, load_s, gap_s, overhead["overhead_pct"],
               gap_s / len(gaps) if gaps else 0.0, max(gaps) if gaps else 0.0, max(tick_err) if tick_err else -1,
               max(excess), period))
     return 0 if exact == len(rows) else 3
@@ -273,6 +279,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
-    except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError) as exc:
+    except (RuntimeError, OSError, subprocess.TimeoutExpired, ValueError, ParseError) as exc:
         print("lvs-timetable-bench: %s" % exc, file=sys.stderr)
         sys.exit(1)

@@ -7,7 +7,6 @@ from ansible.module_utils.testbed_timetable import (
     estimate_period,
     next_start,
     next_tick,
-    overhead_pct,
 )
 
 
@@ -69,8 +68,3 @@ def test_overrun_early_start_and_late_zero_are_named():
     assert len(late) == 1 and "zeroed 0.10 s after the following tick" in late[0]
     assert "no estimator tick" in boundary_problems(39.0, None, 40.3, 40.0, 2.0)[0]
     assert boundary_problems(39.0, 39.8, None, None, 2.0) == []   # the last load
-
-
-def test_overhead_pct():
-    assert overhead_pct([39.0] * 9, [1.29] * 8) == pytest.approx(100 * 10.32 / (351.0 + 10.32))
-    assert overhead_pct([], []) is None
