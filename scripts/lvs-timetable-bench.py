@@ -43,7 +43,7 @@ overhead_pct=<gaps / (loads + gaps)> gap_mean_s=<..> gap_max_s=<..>
 tick_error_max_s=<..> end_excess_max_s=<..>``.
 
 Run it with the project's python (``.venv/bin/python scripts/lvs-timetable-bench.py``): it
-reads the tools' output with the project's parsers. Bounded: at most 30 loads of at most 120 s at most 400 conn/s; nothing but the
+reads the tools' output with the project's parsers. The clients need roles/lvs_client (the load runner). Bounded: at most 30 loads of at most 120 s at most 400 conn/s; nothing but the
 lab's VIP receives traffic. It adds a virtual service when the director has
 none for the VIP (removed at the end) and leaves an existing one as it is
 (its counters are zeroed). Exit status 0 when every load was exact, 3 when
@@ -150,6 +150,9 @@ def main(argv):
     if added:
         director(table("rr"))
     for c in clients:
+        if subprocess.run(["docker", "exec", c, "test", "-x", RUNNER], capture_output=True).returncode != 0:
+            raise RuntimeError("client %s has no %s: configure the clients first (roles/lvs_client, e.g. through "
+                               "playbooks/lvs-compare.yml)" % (c, RUNNER))
         run(["docker", "exec", c, "sh", "-c", "mkdir -p %s && rm -f %s/*.json" % (WORKDIR, WORKDIR)])
 
     def read(after, switch_to=None):
