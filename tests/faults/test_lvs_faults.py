@@ -27,7 +27,7 @@ BIN = os.path.dirname(sys.executable)
 STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"lvs_compare_schedulers": ["rr", "wrr"]}', "-e", '{"lvs_compare_rates": [50]}',
          "-e", "lvs_compare_run_seconds=20", "-e", "testbed_run_id=new"]
-FIRST_LOAD = "TASK [lvs_client : Run httperf"
+FIRST_LOAD = "TASK [lvs_client : Launch httperf"
 
 
 def sh(*argv, check=True):

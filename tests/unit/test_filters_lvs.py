@@ -1,6 +1,8 @@
 """Filters of the LVS experiment role (roles/lvs_compare/filter_plugins/lvs_compare.py)."""
 import json
 import os
+import subprocess
+import time
 
 import pytest
 import yaml
@@ -16,11 +18,16 @@ from lvs_compare import (
     lvs_in_flight,
     lvs_load_window,
     lvs_loads,
+    lvs_next_start,
     lvs_point_seconds,
     lvs_probe_command,
     lvs_processes,
+    lvs_read_command,
     lvs_real_servers,
     lvs_role_of,
+    lvs_start_at,
+    lvs_tick_command,
+    lvs_tick_model,
 )
 
 GROUPS = {"lvs_director": ["d"], "lvs_real_servers": ["w1", "w2"], "lvs_clients": ["c1", "c2"], "other": ["x"]}
@@ -93,6 +100,20 @@ def test_collected_keeps_the_step_with_the_point_whatever_runs_later():
     assert lvs_collected({**hv, "d": {}}, lvs_role_of(GROUPS), "d", "step")["director_counters"] == ""
     with pytest.raises(AnsibleFilterError, match="director 'x' is not one of the hosts"):
         lvs_collected(hv, lvs_role_of(GROUPS), "x", "step")
+    assert kept["switch_table"] is None
+
+
+def test_collected_keeps_the_table_of_a_switch_the_read_made_only_when_it_succeeded():
+    read = ("=== ipvsadm-stats\nTCP 10.250.1.10:80 rr\n=== zeroed-at\n5.0\n=== switch\n=== switched-at\n5.2\n"
+            "=== switch-table\n-A -t 10.250.1.10:80 -s wlc\n-a -t 10.250.1.10:80 -r 10.250.2.11:80 -m -w 1\n"
+            "=== prev-cpu\n")
+    others = {host: {} for host in lvs_role_of(GROUPS) if host != "d"}
+    hv = {"d": {"step": {"rc": 0, "stdout": read}}, **others}
+    kept = lvs_collected(hv, lvs_role_of(GROUPS), "d", "step")
+    assert kept["switch_table"] == "-A -t 10.250.1.10:80 -s wlc\n-a -t 10.250.1.10:80 -r 10.250.2.11:80 -m -w 1"
+    failed = read.split("=== switched-at")[0] + "lvs-director-switch: unknown scheduler 'wlc'\n=== prev-cpu\n"
+    hv["d"] = {"step": {"rc": 0, "stdout": failed}}
+    assert lvs_collected(hv, lvs_role_of(GROUPS), "d", "step")["switch_table"] is None
 
 
 def test_load_window_is_on_the_controller_time_line():
@@ -288,3 +309,138 @@ def test_the_director_probe_runs_and_names_each_real_server(tmp_path):
     assert "Connection refused" in evidence["down"]
     assert evidence["hung"].endswith("no answer")
     assert "=== rs up\nHTTP/1.1 200 OK\n" in out.stdout
+
+
+def test_collect_command_prints_a_read_started_during_the_load():
+    prev = {"start": 100.0, "end": 139.0, "read_file": "/var/lib/testbed/lvs-compare/p1.read", "read_wait_s": 2}
+    director = lvs_collect_command(prev, True, {"offset_s": -0.5})
+    assert "lvs-director-stats" not in director                     # read already, by the job it started
+    assert '[ "$i" -lt 20 ]' in director and "cat /var/lib/testbed/lvs-compare/p1.read;" in director
+    assert "rm -f /var/lib/testbed/lvs-compare/p1.read;" in director and "exit 1" in director
+    # the other hosts still print their CPU samples of the window
+    assert "-v start=100.000 -v end=139.000" in lvs_collect_command(prev, False, {})
+
+
+def test_read_command_runs_in_its_own_session_into_a_file(tmp_path):
+    cmd = lvs_read_command(139.2, 99.0, "/var/lib/testbed/lvs-compare/p1.read", {"offset_s": -0.5, "uncertainty_s": 0.1})
+    assert cmd.startswith("rm -f /var/lib/testbed/lvs-compare/p1.read /var/lib/testbed/lvs-compare/p1.read.part; "
+                          "nohup setsid -f sh -c ")
+    assert "lvs-director-stats --after 138.700 --zero;" in cmd         # 139.2 - 0.5: the director's clock
+    assert "-v start=98.500 -v end=142.700" in cmd
+    assert cmd.endswith("< /dev/null > /dev/null 2>&1")
+    # the job itself: .part first, renamed when complete
+    stats = tmp_path / "stats"
+    stats.write_text("#!/bin/sh\necho '=== ipvsadm-stats'; echo \"$@\"\n")
+    stats.chmod(0o755)
+    window = tmp_path / "window"
+    window.write_text("#!/bin/sh\necho \"window $*\"\n")
+    window.chmod(0o755)
+    out = tmp_path / "p.read"
+    job = lvs_read_command(10.0, 5.0, str(out), {}, window_cmd=str(window), stats_cmd=str(stats))
+    subprocess.run(["sh", "-c", job], check=True, timeout=30)
+    for _ in range(100):
+        if out.exists():
+            break
+        time.sleep(0.05)
+    assert out.read_text().splitlines() == ["=== ipvsadm-stats", "--after 10.000 --zero", "=== prev-cpu",
+                                            "window -v start=5.000 -v end=14.000 /var/lib/testbed/cpu-sampler/samples.log"]
+    assert not (tmp_path / "p.read.part").exists()
+    with pytest.raises(AnsibleFilterError, match="absolute path"):
+        lvs_read_command(10.0, 5.0, "p.read")
+    with pytest.raises(AnsibleFilterError, match="epoch seconds"):
+        lvs_read_command("soon", 5.0, "/x")
+
+
+def test_tick_model_learns_the_period_from_the_ticks_it_sees():
+    first = lvs_tick_model(None, "=== settled\ntick 0.62\n=== tick-at\n1000.500\n=== ipvsadm-stats\n", {"offset_s": 0.5})
+    assert first == {"ref": 1000.0, "period": 2.0}
+    later = lvs_tick_model(first, "=== tick-at\n1040.853\n", {"offset_s": 0.5})   # 20 periods of 2.01765 s
+    assert later == {"ref": 1040.353, "period": pytest.approx(2.01765)}
+    assert lvs_tick_model(later, "=== settled\nperiod 2.1\n=== ipvsadm-stats\n") == later   # no tick seen
+    assert lvs_tick_model(None, "") is None
+    with pytest.raises(AnsibleFilterError, match="epoch seconds"):
+        lvs_tick_model(None, "=== tick-at\nsoon\n")
+
+
+def test_starts_on_the_tick_model():
+    model = {"ref": 1000.0, "period": 2.0}
+    assert lvs_start_at(None, 1003.3, 0.5) == 1003.3                # no model: as soon as asked
+    assert lvs_start_at(model, 1003.3, 0.5) == 1004.5               # 0.5 s after the first tick from then
+    # a 39 s load started at 1004.5: read after the tick past 1043.7, the next load 0.5 s after it
+    assert lvs_next_start(model, 1004.5, 39.0, 0.2, 0.5) == 1044.5
+    assert lvs_next_start(None, 1004.5, 39.0, 0.2, 0.5) is None
+    with pytest.raises(AnsibleFilterError, match="not shorter than the period"):
+        lvs_next_start(model, 1004.5, 39.0, 0.2, 2.5)
+
+
+def _run_read_job(job, out):
+    subprocess.run(["sh", "-c", job], check=True, timeout=30)
+    for _ in range(100):
+        if out.exists():
+            break
+        time.sleep(0.05)
+    return out.read_text().splitlines()
+
+
+@pytest.mark.parametrize("switch_rc, lines", [
+    (0, ["=== switch", "=== zeroed-at", "EPOCH", "=== switched-at", "EPOCH", "=== switch-table",
+         "-A -t 10.250.1.10:80 -s wlc"]),
+    # a switch that failed says why, and no switched-at: the next segment's first point is not its scheduler's
+    (2, ["=== switch", "lvs-director-switch: unknown scheduler"]),
+])
+def test_read_command_switches_the_scheduler_after_the_read(tmp_path, switch_rc, lines):
+    stats = tmp_path / "stats"
+    stats.write_text("#!/bin/sh\necho '=== ipvsadm-stats'; echo \"read $*\"\n")
+    stats.chmod(0o755)
+    switch = tmp_path / "switch"
+    switch.write_text("#!/bin/sh\n" + ("[ \"$1\" = --stamp ] && t=$(date +%s.%N) && printf '=== zeroed-at\\n%s\\n"
+                                        "=== switched-at\\n%s\\n=== switch-table\\n' \"$t\" \"$t\"; "
+                                        "echo \"-A -t 10.250.1.10:80 -s $2\"\n" if switch_rc == 0 else
+                                       "echo 'lvs-director-switch: unknown scheduler' >&2; exit 2\n"))
+    switch.chmod(0o755)
+    window = tmp_path / "window"
+    window.write_text("#!/bin/sh\necho window\n")
+    window.chmod(0o755)
+    out = tmp_path / "p.read"
+    job = lvs_read_command(10.0, 5.0, str(out), {}, switch="wlc", window_cmd=str(window), stats_cmd=str(stats),
+                           switch_cmd=str(switch))
+    got = _run_read_job(job, out)
+    # read (and zeroed) first, then switched, then the CPU samples
+    # not zeroed by the read: the switch's -R zeroes (and says when)
+    assert got[:2] == ["=== ipvsadm-stats", "read --after 10.000"]
+    assert got[-2:] == ["=== prev-cpu", "window"]
+    middle = got[2:-2]
+    for name in ("=== zeroed-at", "=== switched-at"):
+        if name in middle:
+            at = middle.index(name) + 1
+            assert float(middle[at]) > 1e9
+            middle[at] = "EPOCH"
+    assert middle == lines
+
+
+def test_read_command_refuses_a_switch_that_is_not_a_scheduler_name():
+    with pytest.raises(AnsibleFilterError, match="switch must be a scheduler name"):
+        lvs_read_command(10.0, 5.0, "/x", {}, switch="rr; reboot")
+
+
+def test_a_passive_probe_leaves_the_virtual_service_to_the_running_load():
+    # While a load launched ahead runs, the clients do not open the VIP (the director would count it)
+    client = lvs_probe_command("client", "10.250.1.10", 80, RS, through_vip=False)
+    assert client == "echo '=== alive'; echo ok"
+    director = lvs_probe_command("director", "10.250.1.10", 80, RS, through_vip=False)
+    assert director == lvs_probe_command("director", "10.250.1.10", 80, RS)
+    results = {"d": _probe("director", "=== alive\nok\n=== watchdog\n=== rs w1\nHTTP/1.1 200 OK\n=== rs w2\nHTTP/1.1 200 OK"),
+               "c1": _probe("client", "=== alive\nok")}
+    assert lvs_health(results, RS, through_vip=False) == {"ok": True, "problems": []}
+    assert lvs_health(results, RS)["problems"][0]["component"] == "virtual service (via the director)"
+    # a client that does not answer is still named
+    results["c1"] = _probe("client", "", failed=True, msg="unreachable")
+    assert lvs_health(results, RS, through_vip=False)["problems"][0]["component"] == "c1"
+
+
+def test_tick_command_waits_for_a_tick_on_the_directors_clock_without_zeroing():
+    assert lvs_tick_command(1000.3, {"offset_s": -0.5}) == "/usr/local/sbin/lvs-director-stats --after 999.800"
+    first = lvs_tick_model(None, "=== settled\ntick 0.40\n=== tick-at\n1000.200\n=== ipvsadm-stats\n", {"offset_s": -0.5})
+    assert first == {"ref": 1000.7, "period": 2.0}
+    with pytest.raises(AnsibleFilterError, match="epoch seconds"):
+        lvs_tick_command("now")

@@ -137,3 +137,20 @@ def test_without_after_reads_at_once(lab):
     assert "=== settled" not in stdout
     assert stdout.startswith("=== ipvsadm-stats\n")
     assert took < 1.9  # well under the 2.1 s period it would otherwise wait
+
+
+def test_a_tick_right_after_the_end_is_seen_when_started_during_the_load(lab):
+    # A timetable starts the read during the load. The snapshot it compares with is taken before the
+    # end: a tick just after the end is a change, not part of the snapshot (and the next tick, one
+    # period on, would come after the next load had started). Polls are slow here, as on an emulated
+    # director (each 0.05 s sleep takes 0.3 s): a snapshot taken after the end would hold the tick.
+    slow = lab["bin"] / "sleep"
+    slow.write_text('#!/bin/sh\nif [ "$1" = 0.05 ]; then exec /bin/sleep 0.3; fi\nexec /bin/sleep "$@"\n')
+    slow.chmod(0o755)
+    called = time.time()
+    timer = tick_at(lab, 1.05)
+    stdout, took = run(lab, "--after", f"{called + 1.0:.3f}", "--zero")
+    timer.join()
+    assert section(stdout, "settled").startswith("tick ")
+    assert called + 1.05 <= float(section(stdout, "tick-at")) < called + 1.05 + 0.8
+    assert took < 2.5

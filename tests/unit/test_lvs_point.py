@@ -15,6 +15,7 @@ still sends it a third of the connections, which time out at the client.
 import glob
 import json
 import os
+import re
 
 import lvs_point
 import pytest
@@ -295,3 +296,111 @@ def test_module_bad_input_is_a_message(tmp_path):
     failed, result = run_module(lvs_point, args)
     assert failed is True and result["msg"].startswith("lvs_point: clients must be a non-empty list")
     assert fixture_path("lvs", "wrr-weighted-60")
+
+
+def _with_total(text, conns):
+    return re.sub(r"^(TCP\s+10\.250\.1\.10:80\s+)600\b", lambda m: m.group(1) + str(conns), text, flags=re.M)
+
+
+def _timetabled(case, tick_at, zeroed_at, conns=None):
+    """The director's read as the timetable's job writes it: the counters, the tick it saw, the zeroing."""
+    text = _read(case, "director-counters.txt")
+    if conns is not None:   # the count of a point whose boundary was crossed
+        text = _with_total(text, conns)
+    stats = text[text.index("=== ipvsadm-stats"):text.index("=== zeroed-at")]
+    return "=== settled\ntick 0.70\n=== tick-at\n%s\n%s=== zeroed-at\n%s\n" % (tick_at, stats, zeroed_at)
+
+
+def test_timetabled_read_with_a_clean_boundary_is_kept():
+    # load 1795281209.719-.716; the tick 0.5 s after the end, the next load 0.5 s after the tick
+    result = _evaluate("wrr-weighted-60", read_after=1795281219.916, next_start=1795281220.716, tick_period=2.0176)
+    assert result["retry"] == [] and result["reasons"] == []
+    clients, collect = _inputs("wrr-weighted-60")
+    text = _timetabled("wrr-weighted-60", "1795281220.216", "1795281220.516")
+    kept = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600, director_counters=text,
+                          read_after=1795281219.916, next_start=1795281220.716, tick_period=2.0176)
+    assert kept["retry"] == [] and kept["reasons"] == []
+    assert kept["details"]["timetable"]["tick_at_director"] == "1795281220.216"
+    # read and zeroed after the next load had started, before the following tick: still exact
+    late = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                          director_counters=_timetabled("wrr-weighted-60", "1795281220.216", "1795281221.0"),
+                          read_after=1795281219.916, next_start=1795281220.716, tick_period=2.0176)
+    assert late["retry"] == []
+
+
+def test_timetabled_read_across_the_boundary_is_measured_again():
+    clients, collect = _inputs("wrr-weighted-60")
+    # the next load started before the tick and the director counted its first connections here
+    crossed = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                             director_counters=_timetabled("wrr-weighted-60", "1795281220.216", "1795281220.5", 612),
+                             read_after=1795281219.916, next_start=1795281220.0, tick_period=2.0)
+    assert len(crossed["retry"]) == 1 and "next load started 0.22 s before the tick" in crossed["retry"][0]
+    # the clocks say crossed, but the counts agree: nothing crossed, nothing to measure again
+    same = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                          director_counters=_timetabled("wrr-weighted-60", "1795281220.216", "1795281220.5"),
+                          read_after=1795281219.916, next_start=1795281220.0, tick_period=2.0)
+    assert same["retry"] == []
+    # no tick seen, and the load was still running when the read was due
+    text = _with_total(_read("wrr-weighted-60", "director-counters.txt"), 590)
+    late = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600, director_counters=text,
+                          read_after=1795281219.0, next_start=None)
+    assert len(late["retry"]) == 1 and "ended 0.72 s after the counter read was due" in late["retry"][0]
+
+
+def _switched(case, switched_at=None, answer="-A -t 10.250.1.10:80 -s wlc"):
+    """A timetabled read that switched the scheduler after reading (switched_at None: the switch failed)."""
+    text = _timetabled(case, "1795281220.216", "1795281220.516")
+    text += "=== switch\n"
+    if switched_at is not None:
+        text += "=== switched-at\n%s\n=== switch-table\n%s\n" % (switched_at, answer)
+    else:
+        text += "%s\n" % answer
+    return text
+
+
+def test_a_switch_made_by_the_read_is_checked_for_the_next_point():
+    clients, collect = _inputs("wrr-weighted-60")
+
+    def evaluate(text):
+        return evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600, director_counters=text,
+                              read_after=1795281219.916, next_start=1795281221.016, tick_period=2.0176,
+                              switch_to="wlc")
+    # switched before the next load started: both points are fine
+    done = evaluate(_switched("wrr-weighted-60", "1795281220.700"))
+    assert done["retry"] == [] and done["retry_next"] == [] and done["reasons"] == []
+    assert done["details"]["timetable"]["switched_at_director"] == "1795281220.700"
+    # switched after the next load had started: only the next point is measured again
+    late = evaluate(_switched("wrr-weighted-60", "1795281221.316"))
+    assert late["retry"] == [] and late["reasons"] == []
+    assert late["retry_next"] == ["the director switched to wlc 0.30 s after the next load started"]
+    # the switch failed: its answer is the evidence
+    failed = evaluate(_switched("wrr-weighted-60", None, "lvs-director-switch: unknown scheduler 'wlc'"))
+    assert failed["retry_next"] == ["the director's switch to wlc failed (lvs-director-switch: unknown scheduler 'wlc')"]
+    # no switch asked: nothing to check
+    plain = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                           director_counters=_switched("wrr-weighted-60", None, "x"),
+                           read_after=1795281219.916, next_start=1795281221.016, tick_period=2.0176)
+    assert plain["retry_next"] == []
+
+
+def test_module_hands_back_why_the_next_point_is_measured_again(tmp_path):
+    args = _args(tmp_path, "wrr-weighted-60")
+    args.update(director_counters=_switched("wrr-weighted-60", "1795281221.316"), read_after=1795281219.916,
+                next_start=1795281221.016, switch_to="wlc")
+    failed, out = run_module(lvs_point, args)
+    assert failed is False, out
+    # this point is stored: its counts were read before the switch
+    assert out["retry"] is False and out["changed"] is True and out["path"]
+    assert out["retry_next"] == ["the director switched to wlc 0.30 s after the next load started"]
+
+
+def test_module_does_not_store_a_point_to_measure_again(tmp_path):
+    args = _args(tmp_path, "wrr-weighted-60")
+    args.update(director_counters=_timetabled("wrr-weighted-60", "1795281220.216", "1795281220.5", 612),
+                read_after=1795281219.916, next_start=1795281220.0)
+    run = {"run_dir": args["run_dir"]}
+    failed, out = run_module(lvs_point, args)
+    assert failed is False, out
+    assert out["retry"] is True and out["changed"] is False and out["path"] is None
+    assert out["timetable"]["next_start"] == 1795281220.0
+    assert not glob.glob(os.path.join(run["run_dir"], "wrr__*.json"))

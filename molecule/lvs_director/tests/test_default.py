@@ -57,3 +57,18 @@ def test_switch_refuses_unknown_scheduler(host):
     out = host.run("lvs-director-switch nosuch")
     assert out.rc == 2
     assert "unknown scheduler 'nosuch'" in out.stderr
+
+
+def test_switch_with_stamp_zeroes_switches_and_says_when(host):
+    # As a counter read on the timetable calls it (roles/lvs_compare): -Z, -C and the table with the
+    # new scheduler in one ipvsadm -R, then when, then the table; the saved table follows.
+    before = time.time()
+    out = host.run("lvs-director-switch --stamp wrr")
+    assert out.rc == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "=== zeroed-at" and lines[2] == "=== switched-at" and lines[4] == "=== switch-table"
+    assert before - 5 < float(lines[3]) < time.time() + 5 and lines[1] == lines[3]
+    assert lines[5:] == ["-A -t %s:80 -s wrr" % VIP, "-a -t %s:80 -r %s:80 -m -w 3" % (VIP, RS)]
+    assert host.file("/etc/ipvsadm.rules").content_string.split() == " ".join(lines[5:]).split()
+    # back to the scheduler the other tests expect
+    assert host.run("lvs-director-switch rr").rc == 0

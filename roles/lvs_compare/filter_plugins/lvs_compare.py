@@ -17,6 +17,11 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   the controller's time line;
 * ``lvs_collect_command``: the shell line a host runs to print what the
   previous point left (director counters, CPU samples of its load window);
+* ``lvs_read_command``: the director's counter read of a point, started during
+  its load and left running (the timetable); ``lvs_tick_model``,
+  ``lvs_start_at``, ``lvs_next_start``: the estimator's tick on the
+  controller's time line and the loads' starts on it
+  (module_utils/testbed_timetable.py);
 * ``lvs_clock_note``: the report's sentence on clock offsets and drift;
 * ``lvs_in_flight``: the points whose load ran but that are not stored yet,
   as the sweep stores them when a lab fault finds them in flight.
@@ -42,7 +47,8 @@ _SHARED = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)
 if _SHARED not in sys.path:
     sys.path.append(_SHARED)
 
-from testbed_collect import to_controller_time, to_host_time  # noqa: E402
+from testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
+from testbed_timetable import TimetableError, estimate_period, next_start, next_tick  # noqa: E402
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
 
@@ -205,11 +211,128 @@ def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/b
     margin = float(offset.get("uncertainty_s") or 0.0)
     start, end = to_host_time(prev["start"], shift), to_host_time(prev["end"], shift)
     parts = []
+    if is_director and prev.get("read_file"):
+        # The read was started during the load (lvs_read_command): wait for its file, print it.
+        read_file = shlex.quote(str(prev["read_file"]))
+        wait = int(float(prev.get("read_wait_s") or 60) * 10)
+        return (f"i=0; while [ ! -f {read_file} ] && [ \"$i\" -lt {wait} ]; do sleep 0.1; i=$((i+1)); done; "
+                f"if [ -f {read_file} ]; then cat {read_file}; rm -f {read_file}; "
+                f"else echo 'lvs-compare: no counter read in {prev['read_file']}' >&2; exit 1; fi;")
     if is_director:
         parts.append(f"{stats_cmd} --after {end + margin:.3f} --zero;")
     parts.append(f"echo '=== prev-cpu'; {window_cmd} -v start={start:.3f} -v end={end:.3f} "
                  f"{shlex.quote(sampler_log)};")
     return " ".join(parts)
+
+
+def lvs_read_command(after, cpu_start, read_file, offset=None, switch=None,
+                     window_cmd="/usr/local/bin/testbed-cpu-window",
+                     sampler_log="/var/lib/testbed/cpu-sampler/samples.log",
+                     stats_cmd="/usr/local/sbin/lvs-director-stats",
+                     switch_cmd="/usr/local/sbin/lvs-director-switch"):
+    """The director's read of one point, started during its load and left running in the background.
+
+    ``lvs-director-stats --after <after> --zero`` (``after``: the load's
+    expected end + a tolerance, controller time, shifted into the director's
+    clock) catches the first estimator tick
+    after it, reads and zeroes; with ``switch`` (the scheduler of the next
+    segment, whose first load was launched during this one) the director then
+    switches to it at once (``lvs-director-switch --stamp``: -Z, -C, -R, the
+    zeroing of the read; ``=== switch`` its errors, ``=== zeroed-at`` and
+    ``=== switched-at`` when the new table was in place and
+    ``=== switch-table`` that table, only when it succeeded);
+    then the director's CPU samples from ``cpu_start`` on (``=== prev-cpu``;
+    lvs_point cuts the load window). All into ``read_file`` through ``.part``,
+    renamed when complete; lvs_collect_command prints it.
+    """
+    # Not pushed later by the offset's uncertainty (as a read after the load's end is): the tick
+    # it waits for comes well under a second after `after`, and whether the load ended before
+    # that tick is checked afterwards (lvs_point: read_after, and the counts themselves).
+    shift = (offset or {}).get("offset_s")
+    try:
+        at, start = to_host_time(float(after), shift), to_host_time(float(cpu_start), shift)
+    except (TypeError, ValueError):
+        _fail("lvs_read_command", f"after and cpu_start must be epoch seconds, got {after!r} and {cpu_start!r}")
+    if not read_file or not str(read_file).startswith("/"):
+        _fail("lvs_read_command", f"read_file must be an absolute path, got {read_file!r}")
+    final, part = shlex.quote(str(read_file)), shlex.quote(str(read_file) + ".part")
+    if switch is not None and not re.fullmatch(r"[a-z0-9]+", str(switch)):
+        _fail("lvs_read_command", f"switch must be a scheduler name, got {switch!r}")
+    switching = f"echo '=== switch'; {switch_cmd} --stamp {switch} 2>&1; " if switch is not None else ""
+    # Switching, the counters are zeroed by the switch's own -Z (lvs-director-switch --stamp prints
+    # zeroed-at): one ipvsadm call less between the tick and the next load.
+    zero = "" if switch is not None else " --zero"
+    inner = (f"{stats_cmd} --after {at:.3f}{zero}; {switching}echo '=== prev-cpu'; "
+             f"{window_cmd} -v start={start:.3f} -v end={at + 4:.3f} {shlex.quote(sampler_log)}")
+    job = f"({inner}) > {part} 2>&1; mv {part} {final}"
+    # As roles/cpu_sampler starts its sampler: nohup + setsid -f (its own session, forked, not a
+    # background job of the ssh session's shell, which a terminal session hangs up or holds).
+    return f"rm -f {final} {part}; nohup setsid -f sh -c {shlex.quote(job)} < /dev/null > /dev/null 2>&1"
+
+
+def lvs_tick_command(after, offset=None, stats_cmd="/usr/local/sbin/lvs-director-stats"):
+    """The director's line that waits for the first estimator tick after ``after`` (controller time) and prints it.
+
+    Run while a load runs (its counters change on every tick): ``=== tick-at``
+    is the timetable's first reference (lvs_tick_model). Nothing is zeroed.
+    """
+    try:
+        at = to_host_time(float(after), (offset or {}).get("offset_s"))
+    except (TypeError, ValueError):
+        _fail("lvs_tick_command", f"after must be epoch seconds, got {after!r}")
+    return f"{stats_cmd} --after {at:.3f}"
+
+
+def lvs_tick_model(model, director_stdout, offset=None, nominal=2.0):
+    """The estimator's tick on the controller's time line after a counter read: ``{ref, period}``.
+
+    ``ref``: the tick the read saw (``=== tick-at`` of lvs-director-stats,
+    shifted by the director's clock offset); ``period``: estimated from the
+    previous model's tick (module_utils/testbed_timetable.py). A read that saw
+    no tick leaves the model as it was (``None`` when there was none).
+    """
+    found = sections(director_stdout or "")
+    text = (found.get("tick-at") or found.get("prev-tick-at") or "").strip()
+    if not text:
+        return model
+    try:
+        tick = to_controller_time(float(text.split()[0]), (offset or {}).get("offset_s"))
+    except ValueError:
+        _fail("lvs_tick_model", f"tick-at must be epoch seconds, got {text!r}")
+    period = float(nominal)
+    if isinstance(model, dict) and model.get("ref") is not None:
+        period = float(model.get("period") or nominal)
+        if tick > float(model["ref"]):
+            try:
+                period = estimate_period(float(model["ref"]), tick, nominal=period)
+            except TimetableError as exc:
+                _fail("lvs_tick_model", str(exc))
+    return {"ref": round(tick, 4), "period": round(period, 5)}
+
+
+def lvs_start_at(model, earliest, margin):
+    """When a load that follows no running one starts: ``margin`` after the first tick from ``earliest``
+    (``earliest`` itself without a tick model)."""
+    if not isinstance(model, dict) or model.get("ref") is None:
+        return round(float(earliest), 3)
+    try:
+        return round(next_tick(float(model["ref"]), float(model["period"]), float(earliest)) + float(margin), 3)
+    except TimetableError as exc:
+        _fail("lvs_start_at", str(exc))
+
+
+def lvs_next_start(model, start, seconds, tolerance, margin):
+    """When the load after the one starting at ``start`` and lasting ``seconds`` starts (None without a tick model).
+
+    ``margin`` after the first tick past its expected end + ``tolerance``.
+    """
+    if not isinstance(model, dict) or model.get("ref") is None:
+        return None
+    try:
+        return round(next_start(float(model["ref"]), float(model["period"]), float(start) + float(seconds),
+                                float(tolerance), float(margin))[1], 3)
+    except TimetableError as exc:
+        _fail("lvs_next_start", str(exc))
 
 
 def lvs_clock_note(first, last, every_segments):
@@ -232,11 +355,13 @@ def lvs_clock_note(first, last, every_segments):
                    "samples and the director's counter resets were put on the controller's time line with them.")
 
 
-def lvs_probe_command(role, vip, port, real_servers, timeout=3):
+def lvs_probe_command(role, vip, port, real_servers, timeout=3, through_vip=True):
     """The shell line of one host's health probe (printed in ``=== name`` sections).
 
     Every host answers (the probe runs at all); a client opens the virtual
-    service (client -> VIP, through the director); the director opens every
+    service (client -> VIP, through the director; not with ``through_vip``
+    false: while a load runs, whose connections the director counts, that
+    path is judged by the load itself); the director opens every
     real server (director -> real server, the web server answering) and
     counts NETDEV WATCHDOG lines in its kernel log (a virtio NIC whose
     transmit queue stopped).
@@ -252,7 +377,7 @@ def lvs_probe_command(role, vip, port, real_servers, timeout=3):
         return ("timeout {t} bash -c 'exec 3<>/dev/tcp/{a}/{p} && printf \"HEAD / HTTP/1.0\\r\\n\\r\\n\" >&3 "
                 "&& head -c 15 <&3' 2>&1 | head -1 || echo FAILED").format(t=int(timeout), a=address, p=int(port))
     lines = ["echo '=== alive'; echo ok"]
-    if role == "client":
+    if role == "client" and through_vip:
         lines.append(f"echo '=== vip'; {http(vip)}; echo")
     if role == "director":
         lines.append("echo '=== watchdog'; (dmesg 2>/dev/null || true) | grep 'NETDEV WATCHDOG' | tail -n 2")
@@ -280,8 +405,11 @@ def _sections(text):
     return {name: "\n".join(body).strip() for name, body in found.items()}
 
 
-def lvs_health(results, real_servers):
-    """``{ok, problems: [{component, evidence}]}`` from every host's probe (``lvs_host_results``)."""
+def lvs_health(results, real_servers, through_vip=True):
+    """``{ok, problems: [{component, evidence}]}`` from every host's probe (``lvs_host_results``).
+
+    ``through_vip``: whether the clients opened the virtual service (lvs_probe_command).
+    """
     problems = []
     for host, result in sorted((results or {}).items()):
         found = _sections(result.get("stdout"))
@@ -290,7 +418,7 @@ def lvs_health(results, real_servers):
                              + (result.get("msg") or "unreachable")[:300]})
             continue
         role = result.get("role")
-        if role == "client" and not found.get("vip", "").startswith("HTTP/"):
+        if role == "client" and through_vip and not found.get("vip", "").startswith("HTTP/"):
             problems.append({"component": "virtual service (via the director)",
                              "evidence": f"client {host} -> VIP: {found.get('vip') or 'no answer'}"})
         if role == "director":
@@ -369,14 +497,19 @@ def lvs_in_flight(points, environment, director_kind="hardware"):
 def lvs_collected(hostvars, role_of, director, var="lvs_compare_step"):
     """What one collect step left, to keep with the point until it is stored.
 
-    ``{collected: true, collect: lvs_host_results(...), director_counters: <director's stdout>}``:
+    ``{collected: true, collect: lvs_host_results(...), director_counters: <director's stdout>,
+    switch_table: <the table after a switch the read made, or None>}``:
     a point collected at a scheduler switch is stored after the next load, when the hosts'
     ``var`` holds a later step.
     """
     if director not in role_of:
         _fail("lvs_collected", f"the director {director!r} is not one of the hosts {sorted(role_of)}")
     collect = lvs_host_results(hostvars, role_of, var)
-    return {"collected": True, "collect": collect, "director_counters": collect[director]["stdout"]}
+    found = sections(collect[director]["stdout"] or "")
+    # A read that switched the scheduler too (lvs_read_command: switch): the table after it, when it succeeded.
+    table = found.get("switch-table") if found.get("switched-at") else None
+    return {"collected": True, "collect": collect, "director_counters": collect[director]["stdout"],
+            "switch_table": (table or "").strip() or None}
 
 
 class FilterModule:
@@ -394,6 +527,11 @@ class FilterModule:
             "lvs_collected": lvs_collected,
             "lvs_load_window": lvs_load_window,
             "lvs_collect_command": lvs_collect_command,
+            "lvs_read_command": lvs_read_command,
+            "lvs_tick_command": lvs_tick_command,
+            "lvs_tick_model": lvs_tick_model,
+            "lvs_start_at": lvs_start_at,
+            "lvs_next_start": lvs_next_start,
             "lvs_clock_note": lvs_clock_note,
             "lvs_probe_command": lvs_probe_command,
             "lvs_health": lvs_health,

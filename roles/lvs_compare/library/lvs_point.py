@@ -73,6 +73,28 @@ options:
       - Epoch time, on the director's clock, the director's counters were zeroed before this point
         (checked against the load's start once both are on the controller's time line).
     type: float
+  read_after:
+    description:
+      - Set when the director's counter read was started during the load, on a timetable of the IPVS
+        estimator's tick - the time (controller's time line) it waited for (the load's expected end plus a
+        tolerance). Then the point is checked for a clean boundary (module_utils/testbed_timetable) -
+        the load ended before the tick its counts were read after, I(next_start) came after it, the
+        zeroing before the following tick - and when not, RV(retry) is set and nothing is written.
+    type: float
+  next_start:
+    description: When the next load was set to start (controller's time line); null when none was launched before this read.
+    type: float
+  tick_period:
+    description: The estimator's period (s), as measured from its ticks.
+    type: float
+    default: 2.0
+  switch_to:
+    description:
+      - The scheduler the director's read switched to right after reading this point (the next segment's
+        first load was launched during this one). When that switch failed or came after I(next_start),
+        RV(retry_next) says why and the next point is to be measured again; this point's counts were read
+        before the switch.
+    type: str
   real_servers:
     description: The real servers, C({host, address, port, weight}).
     type: list
@@ -152,6 +174,31 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+retry:
+  description:
+    - The counts are not exact (a timetabled read, I(read_after)) - this point and the next one are to be measured
+      again; nothing was written. RV(retry_reasons) says why.
+  returned: success
+  type: bool
+retry_reasons:
+  description: Why the counts are not exact (empty unless RV(retry)).
+  returned: success
+  type: list
+  elements: str
+retry_next:
+  description:
+    - Why the next point's load did not run on its scheduler from its start (the switch of I(switch_to) failed
+      or came late); empty when it did. That point is to be measured again.
+  returned: success
+  type: list
+  elements: str
+timetable:
+  description:
+    - With I(read_after), the boundary as measured (also kept in the point document's C(details.timetable)) -
+      read_after, next_start and load_end on the controller's time line, the director's tick-at, zeroed-at and
+      settled lines, the period.
+  returned: success
+  type: dict
 held:
   description: The point was not written (I(hold_suspect) and it is invalid or had failed connections).
   returned: success
@@ -229,6 +276,10 @@ def main():
             real_servers=dict(type="list", elements="dict", required=True),
             director_counters=dict(type="str"),
             counters_zeroed_at=dict(type="float"),
+            read_after=dict(type="float"),
+            next_start=dict(type="float"),
+            tick_period=dict(type="float", default=2.0),
+            switch_to=dict(type="str"),
             clock_offsets=dict(type="dict", default={}),
             vip=dict(type="str", required=True),
             port=dict(type="int", default=80),
@@ -254,7 +305,10 @@ def main():
             p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
             p["num_conns"], min_rate_ratio=p["min_rate_ratio"], max_error_pct=p["max_error_pct"],
             max_client_cpu_pct=p["max_client_cpu_pct"], director_counters=p["director_counters"],
-            counters_zeroed_at=p["counters_zeroed_at"], clock_offsets=p["clock_offsets"])
+            counters_zeroed_at=p["counters_zeroed_at"], clock_offsets=p["clock_offsets"],
+            read_after=p["read_after"], next_start=p["next_start"], tick_period=p["tick_period"],
+            switch_to=p["switch_to"])
+        retry = result["retry"]
         valid, reasons, warnings = merge_source_verdicts(
             False if result["reasons"] else None, result["reasons"], result["warnings"], result["sources"])
         extra = dict(p["extra"] or {})
@@ -262,7 +316,7 @@ def main():
         path = None
         ident = point_id(p["point"].get("variant"), p["point"].get("parameters"), p["point"].get("repetition", 1))
         errors = result["metrics"].get("errors_total") or 0
-        held = bool(p["hold_suspect"]) and (not valid or errors > 0)
+        held = not retry and bool(p["hold_suspect"]) and (not valid or errors > 0)
         if held:
             # Not written: the caller checks the lab first (a lab fault is not a result).
             held_result = {
@@ -270,7 +324,7 @@ def main():
                 "warnings": warnings, "sources": result["sources"], "raw": result["raw"], "extra": extra,
                 "environment": with_controller(p["environment"]), "started_at": result["started"],
                 "finished_at": result["finished"], "suspect": True}
-        if p["store"] and not held:
+        if p["store"] and not held and not retry:
             document = store_point(
                 os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
                 with_controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
@@ -286,7 +340,11 @@ def main():
     except OSError as exc:
         module.fail_json(msg="lvs_point: cannot write in run_dir %s: %s" % (p["run_dir"], exc))
     module.exit_json(
-        changed=bool(p["store"]) and not held and not module.check_mode,
+        changed=bool(p["store"]) and not held and not retry and not module.check_mode,
+        retry=bool(retry),
+        retry_reasons=retry,
+        retry_next=result["retry_next"],
+        timetable=result["details"].get("timetable"),
         held=held,
         result=held_result if held else None,
         point_id=ident,

@@ -41,6 +41,7 @@ from ansible.module_utils.testbed_parse import ParseError
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
 from ansible.module_utils.testbed_sampling import SamplingError, cpu_window
+from ansible.module_utils.testbed_timetable import boundary_problems
 
 # Counters summed over processes; rates summed; per-reply averages weighted by replies.
 SUM_METRICS = (
@@ -131,7 +132,8 @@ def made_any(metrics):
 
 def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, num_conns,
                    min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95.0,
-                   director_counters=None, counters_zeroed_at=None, clock_offsets=None):
+                   director_counters=None, counters_zeroed_at=None, clock_offsets=None, read_after=None,
+                   next_start=None, tick_period=2.0, switch_to=None):
     """Metrics, verdict and raw material of one point.
 
     ``clients``: [{host, stdout, failed, msg}] (the load runner's output per client host);
@@ -147,8 +149,21 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     (or {host: offset_s}), each host's clock minus the controller's (the
     clock_offset action); every time is put on the controller's time line with it
     before windows are cut or compared. Hosts not listed count as in step.
+    ``read_after`` (controller time): set when the counter read was started
+    during the load (a timetable on the estimator's tick), to the time it
+    waited for; ``next_start``: when the next load was set to start (None when
+    none was launched before this read); ``tick_period``: the estimator's
+    period. Then ``retry`` lists what makes the counts inexact (the load ended
+    after the tick its counts were read after, the next load started before
+    it, the zeroing came after the following tick; module_utils/testbed_timetable):
+    such a point, and the next one, are measured again, not stored.
+    ``switch_to``: the scheduler the same read switched the director to after
+    reading (the next segment's first load was launched during this one);
+    ``retry_next`` says why that next point is not its scheduler's when the
+    switch failed or came after the next load started (only that point is
+    measured again: this one's counts were read before the switch).
     Returns a dict: metrics, valid, reasons, warnings, sources, raw, started, finished,
-    load_seconds, details.
+    load_seconds, details, retry, retry_next.
     """
     if not isinstance(clients, list) or not clients:
         raise PointError("clients must be a non-empty list of {host, stdout} (the load runner's output per client)")
@@ -208,6 +223,14 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     metrics["client_hosts"] = len(clients)
     metrics["load_seconds"] = round(finished - started, 3)
     director = next((h for h in sorted(collect or {}) if (collect[h] or {}).get("role") == "director"), None)
+    retry, retry_next, timetable = [], [], None
+    if read_after is not None:
+        director_output = (director_counters if director_counters is not None
+                           else (collect.get(director) or {}).get("stdout") if director else None)
+        retry, timetable = _timetable_problems(director_output, offsets.get(director), float(read_after), finished,
+                                               next_start, tick_period)
+        if switch_to:
+            retry_next = _switch_problems(director_output, offsets.get(director), switch_to, next_start, timetable)
     if counters_zeroed_at is not None:
         # Both times on the controller's time line; only a lateness beyond what the
         # clock offsets' errors allow counts.
@@ -249,7 +272,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     for rs in real_servers:
         metrics["ipvs_conns_%s" % (rs.get("host") or rs.get("address"))] = None
     director = [h for h, c in collect.items() if c.get("role") == "director"]
-    details = {"real_servers": {}, "cpu": {},
+    details = {"real_servers": {}, "cpu": {}, "timetable": timetable,
                "clock": {host: {"offset_s": offsets[host], "uncertainty_s": uncertainty[host]} for host in sorted(offsets)}}
     stats_text = None
     if director_counters is not None:
@@ -379,7 +402,70 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         "finished": finished,
         "load_seconds": round(finished - started, 3),
         "details": details,
+        # Inexact only when the director's count differs from httperf's too: a boundary the clocks put
+        # on the wrong side by their uncertainty, or one no connection crossed, changes nothing.
+        "retry": retry if retry and (metrics.get("ipvs_conns_total") is None
+                                     or metrics.get("ipvs_conns_total") != metrics.get("connections")) else [],
+        "retry_next": retry_next,
     }
+
+
+def _timetable_problems(director_output, offset, read_after, finished, next_start, period):
+    """What makes a timetabled read inexact, from the director's read output: (problems, details)."""
+    found = sections(director_output or "")
+    problems = _boundary(found, offset, read_after, finished, next_start, period)
+
+    def text(name):
+        return (found.get(name) or found.get("prev-" + name) or "").strip() or None
+    return problems, {"read_after": round(read_after, 3), "next_start": next_start, "load_end": round(finished, 3),
+                      "tick_at_director": text("tick-at"), "zeroed_at_director": text("zeroed-at"),
+                      "settled": text("settled"), "period_s": period}
+
+
+def _switch_problems(director_output, offset, scheduler, next_start, timetable):
+    """Why the load after a read that switched the scheduler is not that scheduler's ([] when it is)."""
+    found = sections(director_output or "")
+    if not (found.get("ipvsadm-stats") or found.get("prev-ipvsadm-stats")):
+        return []          # not read at all: this point's own verdict says so
+    text = (found.get("switched-at") or "").strip()
+    timetable["switch_to"] = scheduler
+    timetable["switched_at_director"] = text or None
+    if not text:
+        answer = " ".join((found.get("switch") or "no answer").split())[:200]
+        return ["the director's switch to %s failed (%s)" % (scheduler, answer)]
+    try:
+        switched = to_controller_time(float(text.split()[0]), offset)
+    except ValueError:
+        return ["the director's switch to %s printed no time (%r)" % (scheduler, text[:80])]
+    if next_start is not None and switched > float(next_start):
+        return ["the director switched to %s %.2f s after the next load started" % (scheduler, switched - float(next_start))]
+    return []
+
+
+def _boundary(found, offset, read_after, finished, next_start, period):
+
+    def when(name):
+        text = (found.get(name) or found.get("prev-" + name) or "").strip()
+        try:
+            return to_controller_time(float(text.split()[0]), offset) if text else None
+        except ValueError:
+            return None
+    zeroed = when("zeroed-at")
+    if not (found.get("ipvsadm-stats") or found.get("prev-ipvsadm-stats")):
+        return []          # not read at all: the verdict says so, a retry would not help
+    tick = when("tick-at")
+    if tick is None:
+        # No tick seen (the read waited one full period after read_after instead): exact when
+        # the load had ended by read_after and the next load started after the read.
+        problems = []
+        if finished > read_after:
+            problems.append("the load ended %.2f s after the counter read was due, and no estimator tick was "
+                            "seen" % (finished - read_after))
+        if next_start is not None and zeroed is not None and next_start <= zeroed:
+            problems.append("the next load started %.2f s before the counters were read, and no estimator tick "
+                            "was seen" % (zeroed - next_start))
+        return problems
+    return boundary_problems(finished, tick, next_start, zeroed, float(period or 2.0))
 
 
 def summary_line(label, metrics, valid, reasons):
