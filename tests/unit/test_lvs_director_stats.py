@@ -60,16 +60,22 @@ def tick_at(lab, delay, conns=2000, cps=37):
     return timer
 
 
+def read_with_tick(lab, tick_delay, after_delay):
+    """Run the script with --after now + after_delay --zero while a tick comes at now + tick_delay."""
+    called = time.time()
+    timer = tick_at(lab, tick_delay)
+    stdout, took = run(lab, "--after", f"{called + after_delay:.3f}", "--zero")
+    timer.join()
+    return called, stdout, took
+
+
 def section(stdout, name):
     lines = stdout.splitlines()
     return lines[lines.index(f"=== {name}") + 1]
 
 
 def test_reads_after_the_first_tick_after_the_end(lab):
-    called = time.time()
-    timer = tick_at(lab, 0.6)
-    stdout, took = run(lab, "--after", f"{time.time() + 0.2:.3f}", "--zero")
-    timer.join()
+    called, stdout, took = read_with_tick(lab, 0.6, 0.2)
     assert section(stdout, "settled").startswith("tick ")
     # when the tick was seen, for a timetable of the next loads: within one poll of the change
     assert called + 0.6 <= float(section(stdout, "tick-at")) < called + 0.6 + 0.5
@@ -147,10 +153,7 @@ def test_a_tick_right_after_the_end_is_seen_when_started_during_the_load(lab):
     slow = lab["bin"] / "sleep"
     slow.write_text('#!/bin/sh\nif [ "$1" = 0.05 ]; then exec /bin/sleep 0.3; fi\nexec /bin/sleep "$@"\n')
     slow.chmod(0o755)
-    called = time.time()
-    timer = tick_at(lab, 1.05)
-    stdout, took = run(lab, "--after", f"{called + 1.0:.3f}", "--zero")
-    timer.join()
+    called, stdout, took = read_with_tick(lab, 1.05, 1.0)
     assert section(stdout, "settled").startswith("tick ")
     assert called + 1.05 <= float(section(stdout, "tick-at")) < called + 1.05 + 0.8
     assert took < 2.5
