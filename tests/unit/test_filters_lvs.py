@@ -323,7 +323,8 @@ def test_collect_command_prints_a_read_started_during_the_load():
 
 def test_read_command_runs_in_its_own_session_into_a_file(tmp_path):
     cmd = lvs_read_command(139.2, 99.0, "/var/lib/testbed/lvs-compare/p1.read", {"offset_s": -0.5, "uncertainty_s": 0.1})
-    assert cmd.startswith("rm -f /var/lib/testbed/lvs-compare/p1.read /var/lib/testbed/lvs-compare/p1.read.part; "
+    assert cmd.startswith("mkdir -p -m 0700 /var/lib/testbed/lvs-compare && "
+                          "rm -f /var/lib/testbed/lvs-compare/p1.read /var/lib/testbed/lvs-compare/p1.read.part && "
                           "nohup setsid -f sh -c ")
     assert "lvs-director-stats --after 138.700 --zero;" in cmd         # 139.2 - 0.5: the director's clock
     assert "-v start=98.500 -v end=142.700" in cmd
@@ -335,16 +336,18 @@ def test_read_command_runs_in_its_own_session_into_a_file(tmp_path):
     window = tmp_path / "window"
     window.write_text("#!/bin/sh\necho \"window $*\"\n")
     window.chmod(0o755)
-    out = tmp_path / "p.read"
+    # into a directory that is not there yet (a director restarted from its image by a recovery)
+    out = tmp_path / "reads" / "p.read"
     job = lvs_read_command(10.0, 5.0, str(out), {}, window_cmd=str(window), stats_cmd=str(stats))
     subprocess.run(["sh", "-c", job], check=True, timeout=30)
+    assert (tmp_path / "reads").stat().st_mode & 0o777 == 0o700
     for _ in range(100):
         if out.exists():
             break
         time.sleep(0.05)
     assert out.read_text().splitlines() == ["=== ipvsadm-stats", "--after 10.000 --zero", "=== prev-cpu",
                                             "window -v start=5.000 -v end=14.000 /var/lib/testbed/cpu-sampler/samples.log"]
-    assert not (tmp_path / "p.read.part").exists()
+    assert not (tmp_path / "reads" / "p.read.part").exists()
     with pytest.raises(AnsibleFilterError, match="absolute path"):
         lvs_read_command(10.0, 5.0, "p.read")
     with pytest.raises(AnsibleFilterError, match="epoch seconds"):

@@ -267,7 +267,11 @@ def lvs_read_command(after, cpu_start, read_file, offset=None, switch=None,
     job = f"({inner}) > {part} 2>&1; mv {part} {final}"
     # As roles/cpu_sampler starts its sampler: nohup + setsid -f (its own session, forked, not a
     # background job of the ssh session's shell, which a terminal session hangs up or holds).
-    return f"rm -f {final} {part}; nohup setsid -f sh -c {shlex.quote(job)} < /dev/null > /dev/null 2>&1"
+    # Its directory is made here too: a director restarted by a recovery (the lab VM boots from its
+    # image again) no longer has the one the setup hook made.
+    folder = shlex.quote(os.path.dirname(str(read_file)) or "/")
+    return (f"mkdir -p -m 0700 {folder} && rm -f {final} {part} && "
+            f"nohup setsid -f sh -c {shlex.quote(job)} < /dev/null > /dev/null 2>&1")
 
 
 def lvs_tick_command(after, offset=None, stats_cmd="/usr/local/sbin/lvs-director-stats"):
