@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab pin clean-results \
+.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -56,6 +56,9 @@ hardware-like:  ## the hardware path on this machine: ssh-only hosts (non-root +
 molecule:  ## molecule test for every role scenario (SCENARIOS)
 	./scripts/ensure-dockerd.sh
 	set -e; for s in $(SCENARIOS); do echo "=== molecule test -s $$s"; molecule test -s $$s; done
+
+scenarios:  ## print the molecule scenarios `make molecule` runs, in order (.ci/run times each)
+	@echo $(SCENARIOS)
 
 molecule-lab:  ## molecule test for the LVS lab scenarios (bridges, host containers, director VM)
 	./scripts/ensure-dockerd.sh

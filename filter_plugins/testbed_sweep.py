@@ -12,7 +12,9 @@ Pure functions, unit-tested in tests/unit/test_filters_sweep.py:
 * ``sweep_progress(...)``: one progress line with the remaining time,
   estimated from the points measured so far;
 * ``sweep_overhead(...)``: wall time of a sweep against the time the load
-  itself ran (the orchestration overhead).
+  itself ran (the orchestration overhead);
+* ``sweep_unbuilt(hosts, hostvars)``: the hosts a sweep needs that its build
+  plays did not mark built, each with the step that failed.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -384,6 +386,29 @@ def delta_seconds(delta):
     return round(hours * 3600 + minutes * 60 + seconds, 6)
 
 
+def sweep_unbuilt(hosts, hostvars):
+    """One sentence per host of ``hosts`` that the build plays did not mark built (roles/testbed_sweep build.yml).
+
+    A host whose build step failed names the step and its message; a host with
+    no mark at all was unreachable or skipped while the testbed was built.
+    Empty when every host is built.
+    """
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, (list, tuple)):
+        _fail("sweep_unbuilt", f"expected a list of inventory host names, got {hosts!r}")
+    sentences = []
+    for host in hosts:
+        facts = hostvars[host] if host in hostvars else {}
+        if facts.get("testbed_sweep_built") is True:
+            continue
+        failed = facts.get("testbed_sweep_build_failed")
+        if isinstance(failed, dict) and failed:
+            sentences.append(f"{host}: building it failed at '{failed.get('task', '?')}': "
+                             f"{_short(str(failed.get('msg', '')), 400)}")
+        else:
+            sentences.append(f"{host}: it was not built (unreachable, or skipped by the build plays)")
+    return sentences
+
+
 class FilterModule:
     """Sweep skeleton filters."""
 
@@ -396,4 +421,5 @@ class FilterModule:
             "sweep_result_lines": sweep_result_lines,
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
+            "sweep_unbuilt": sweep_unbuilt,
         }

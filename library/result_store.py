@@ -14,9 +14,9 @@ description:
   - Call it only after the point's measurement finished, so an interrupted point stays
     pending and the next M(result_run) lists it again.
   - Every document is validated with the JSON Schema the repository ships,
-    C(schemas/result-point.schema.json) (found beside C(module_utils/), beside
-    C($ANSIBLE_CONFIG), in C(schemas/) of the working directory, or in C($TESTBED_SCHEMA_DIR)),
-    before anything is written.
+    C(schemas/result-point.schema.json), before anything is written. The module carries that
+    schema with it (module_utils C(testbed_schemas)), so it works from any working directory
+    and without C(ANSIBLE_CONFIG); C($TESTBED_SCHEMA_DIR) points it at another copy.
   - Refuses, with a sentence naming the field, a point that is not in the run's plan,
     metrics that are not a flat mapping of numbers, strings, booleans or null, NaN or
     Infinity anywhere, timestamps without a timezone, C(valid=false) without reasons,

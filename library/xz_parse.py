@@ -25,12 +25,20 @@ description:
   - "RV(metrics.threads) comes from C(-vv) (C(xz: Using up to N threads.); nothing in single-threaded mode, so 1);
     with C(-v) alone it is null with a warning. A reduction (C(Reduced the number of threads from N to M))
     gives M and a warning."
-  - A run shorter than 3 s has no speed and is C(valid=false); a line with a percentage (xz stopped by an
-    error) is C(valid=false) with xz's message. No statistics line (for example C(No such file or directory))
+  - xz prints no speed for a run shorter than 3 s. Given O(wall_s), the command's wall time as the caller
+    measured it, the throughput is then the uncompressed size over O(wall_s) (RV(details.throughput_source) is
+    C(wall time), with a warning); without it such a run is C(valid=false) with a sentence saying what to give
+    or change. A line with a percentage (xz stopped by an error) is C(valid=false) with xz's message. No statistics line (for example C(No such file or directory))
     or several files in one run make the module fail.
 version_added: "1.2.0"
 author:
   - Infrastructure testbed contributors
+options:
+  wall_s:
+    description:
+      - Wall time of the xz command in seconds, as the caller measured it (for example the C(delta) of the
+        task that ran it). Used only when xz printed no speed (a run shorter than 3 s).
+    type: float
 extends_documentation_fragment:
   - testbed_parse
 """
@@ -97,6 +105,12 @@ details:
       description: The uncompressed size as printed.
       type: str
       sample: 64.0 MiB
+    throughput_source:
+      description: C(xz) (its own speed), C(wall time) (size over O(wall_s)) or null (no throughput).
+      type: str
+    wall_s:
+      description: O(wall_s) when it was given.
+      type: float
 raw:
   description: The parsed text (only with O(keep_raw=true)).
   returned: when O(keep_raw=true)
@@ -125,7 +139,9 @@ metrics:
       type: float
       sample: 0.391
     throughput_mib_s:
-      description: xz's speed of the uncompressed data in MiB/s (both directions); null below 3 s.
+      description:
+        - xz's speed of the uncompressed data in MiB/s (both directions). Below 3 s xz prints none; then it is
+          the uncompressed size over O(wall_s) when that is given, null otherwise.
       type: float
       sample: 4.2
     elapsed_s:
@@ -149,9 +165,11 @@ ansible_facts:
 from ansible.module_utils.testbed_parse import run_parse_module  # noqa: E402
 from ansible.module_utils.testbed_parse_xz import parse  # noqa: E402
 
+OPTIONS = dict(wall_s=dict(type="float"))
+
 
 def main():
-    run_parse_module("xz", parse)
+    run_parse_module("xz", parse, extra_spec=OPTIONS, option_names=tuple(OPTIONS))
 
 
 if __name__ == "__main__":

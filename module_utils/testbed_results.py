@@ -33,6 +33,7 @@ import socket
 import tempfile
 
 from ansible.module_utils.testbed_parse import unit_of, write_json_atomic
+from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
 
 try:
     import fcntl
@@ -818,7 +819,7 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
 # ---------------------------------------------------------------------------
 
 # ---------------------------------------------------------------------------
-# Schema validation (schemas/*.schema.json are the contract; no copy of them here)
+# Schema validation (schemas/*.schema.json are the contract; testbed_schemas carries the same text)
 # ---------------------------------------------------------------------------
 
 POINT_SCHEMA = "result-point.schema.json"
@@ -840,28 +841,28 @@ _SCHEMA_HINTS = {
 }
 
 
-def schema_dirs():
-    """Where the schemas are looked for, in order.
+def schema_source(name=POINT_SCHEMA):
+    """Where the schema ``name`` comes from: ``(label, text)``.
 
-    ``$TESTBED_SCHEMA_DIR``; ``schemas/`` beside this file's directory (pytest,
-    scripts); beside ``$ANSIBLE_CONFIG``; ``schemas/`` of the current directory.
-    A module is shipped to its host without the repository (``AnsiballZ``), but
-    result_store runs on the controller (``delegate_to: localhost``), started
-    from the repository root (where ansible.cfg is found) or with
-    ``ANSIBLE_CONFIG`` pointing at the repository's ansible.cfg.
+    ``$TESTBED_SCHEMA_DIR/<name>`` when that variable is set (to try a changed
+    schema without regenerating anything); otherwise the copy carried in
+    ``testbed_schemas`` (made from ``schemas/`` by scripts/sync-schemas.py),
+    which travels inside every module payload: no working directory, no
+    ``ANSIBLE_CONFIG`` and no repository checkout is needed.
     """
-    dirs = []
-    if os.environ.get(SCHEMA_DIR_ENV):
-        dirs.append(os.environ[SCHEMA_DIR_ENV])
-    dirs.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "schemas"))
-    if os.environ.get("ANSIBLE_CONFIG"):
-        dirs.append(os.path.join(os.path.dirname(os.path.abspath(os.environ["ANSIBLE_CONFIG"])), "schemas"))
-    dirs.append(os.path.join(os.getcwd(), "schemas"))
-    unique = []
-    for directory in dirs:
-        if directory not in unique:
-            unique.append(directory)
-    return unique
+    directory = os.environ.get(SCHEMA_DIR_ENV)
+    if directory:
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "r", encoding="utf-8") as handle:
+                return path, handle.read()
+        except OSError as exc:
+            raise ResultError(f"cannot read the schema {path} ({SCHEMA_DIR_ENV} is set to {directory}): "
+                              f"{exc.strerror}; unset {SCHEMA_DIR_ENV} to use the schema carried with the module") from None
+    if name not in SCHEMA_TEXT:
+        raise ResultError(f"no schema named {name} is carried with the module (known: "
+                          f"{', '.join(sorted(SCHEMA_TEXT))})")
+    return f"schemas/{name}", SCHEMA_TEXT[name]
 
 
 def schema_validator(name=POINT_SCHEMA):
@@ -876,19 +877,11 @@ def schema_validator(name=POINT_SCHEMA):
             "document with schemas/" + name + "; install requirements.txt (./scripts/setup.sh makes .venv) and run "
             "result_store with that Python (localhost's ansible_python_interpreter: {{ ansible_playbook_python }})"
         ) from None
-    tried = schema_dirs()
-    for directory in tried:
-        path = os.path.join(directory, name)
-        if os.path.isfile(path):
-            break
-    else:
-        raise ResultError(
-            f"cannot find the schema {name} (looked in {', '.join(tried)}); run ansible from the repository root, "
-            f"point ANSIBLE_CONFIG at its ansible.cfg, or set {SCHEMA_DIR_ENV} to its schemas directory")
+    label, text = schema_source(name)
     try:
-        schema = _read_json(path)
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"cannot read the schema {path}: {exc}") from exc
+        schema = json.loads(text)
+    except ValueError as exc:
+        raise ResultError(f"cannot read the schema {label}: {exc}") from exc
     validator = jsonschema.Draft202012Validator(schema)
     _VALIDATORS[name] = validator
     return validator

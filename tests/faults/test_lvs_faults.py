@@ -21,6 +21,7 @@ import sys
 import threading
 
 import pytest
+from playbook_run import explain
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -111,7 +112,7 @@ def test_director_vm_killed_mid_point(results):
         with open(os.path.join(STATE, "lvs-director.pid")) as handle:
             os.kill(int(handle.read().strip()), signal.SIGKILL)
     rc, out = run_with_fault(results, kill_vm)
-    assert rc == 0, out[-4000:]
+    assert rc == 0, explain(rc, out)
     assert_complete_and_real(results, out)
     assert_fault_recorded(results, out, "lvs-director")
 
@@ -120,7 +121,7 @@ def test_apache_stopped_in_one_real_server(results):
     def stop_apache(_proc):
         sh("docker", "exec", "lvs-web2", "systemctl", "stop", "apache2")
     rc, out = run_with_fault(results, stop_apache)
-    assert rc == 0, out[-4000:]
+    assert rc == 0, explain(rc, out)
     assert_complete_and_real(results, out)
     assert_fault_recorded(results, out, "lvs-web2")
 
@@ -132,7 +133,7 @@ def test_real_server_paused(results):
         rc, out = run_with_fault(results, pause)
     finally:
         sh("docker", "unpause", "lvs-web3", check=False)
-    assert rc == 0, out[-4000:]
+    assert rc == 0, explain(rc, out)
     assert_complete_and_real(results, out)
     assert_fault_recorded(results, out, "lvs-web3")
 

@@ -17,7 +17,9 @@ import os
 import subprocess
 import sys
 
+import playbook_run
 import pytest
+from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -34,10 +36,7 @@ WORKLOADS = {"web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", 
 
 
 def play(results, *extra, timeout=1800):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/container-compare.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + list(extra)
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return playbook_run.play("playbooks/container-compare.yml", *extra, results=results, timeout=timeout)
 
 
 def docs_of(results):
@@ -48,7 +47,7 @@ def docs_of(results):
 def first_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     proc = play(results, *SMALL)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+    assert_ok(proc)
     return results, proc
 
 
@@ -106,7 +105,7 @@ def test_a_rerun_measures_nothing(first_run):
     results, _ = first_run
     before = {p: os.path.getmtime(p) for p in docs_of(results)}
     proc = play(results, *SMALL, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert_ok(proc)
     assert "Nothing to do: every point of this run is measured." in proc.stdout
     assert {p: os.path.getmtime(p) for p in docs_of(results)} == before
 

@@ -11,29 +11,24 @@ testbed_validate role stops the play with a sentence saying how to fix it.
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
+from playbook_run import assert_ok, play
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
 
 
 def run_playbook(playbook, inventory, cwd=ROOT, extra_env=None):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1")
-    env.update(extra_env or {})
-    proc = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), playbook, "-i", inventory],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    return proc
+    env = dict({"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"}, **(extra_env or {}))
+    return play(playbook, inventory=inventory, cwd=cwd, env=env, timeout=300)
 
 
 def task_result(proc, task_name):
     out = json.loads(proc.stdout)
-    for play in out["plays"]:
-        for task in play["tasks"]:
+    for played in out["plays"]:
+        for task in played["tasks"]:
             if task["task"]["name"].split(" : ")[-1] == task_name:
                 return task["hosts"]["localhost"]
     raise AssertionError("task %r not in output" % task_name)
@@ -46,7 +41,7 @@ def task_result(proc, task_name):
 ])
 def test_shared_defaults_apply_and_inventory_overrides_win(inventory, kind, reps):
     proc = run_playbook("playbooks/show-config.yml", inventory)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert_ok(proc)
     msg = task_result(proc, "Effective shared settings")["msg"]
     # from group_vars/all/testbed.yml (shared, not repeated in any inventory)
     assert msg["testbed_shared_defaults"] is True

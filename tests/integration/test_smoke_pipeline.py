@@ -17,6 +17,7 @@ import time
 
 import jsonschema
 import pytest
+from playbook_run import assert_ok, play
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -65,11 +66,8 @@ http {{ access_log off;
 
 def test_pipeline_httperf_to_report(web_server, tmp_path):
     results = tmp_path / "results"
-    proc = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "tests/integration/smoke_httperf.yml",
-         "-e", f"smoke_port={web_server}", "-e", f"smoke_results={results}"],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    smoke = ("tests/integration/smoke_httperf.yml", "-e", f"smoke_port={web_server}", "-e", f"smoke_results={results}")
+    assert_ok(play(*smoke, env=ENV, timeout=300))
 
     (run_dir,) = glob.glob(str(results / "smoke_httperf" / "*"))
     schema = jsonschema.Draft202012Validator(
@@ -99,11 +97,7 @@ def test_pipeline_httperf_to_report(web_server, tmp_path):
             assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
 
     # resumable: a second run finds nothing pending and measures nothing
-    again = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "tests/integration/smoke_httperf.yml",
-         "-e", f"smoke_port={web_server}", "-e", f"smoke_results={results}"],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stdout[-3000:]
+    again = assert_ok(play(*smoke, env=ENV, timeout=300))
     assert "Run httperf against the loopback server" not in again.stdout
     assert len(glob.glob(str(results / "smoke_httperf" / "*"))) == 1
 

@@ -9,25 +9,23 @@ any disk is touched. The full lab run is
 """
 
 import os
-import subprocess
 import sys
 
+import playbook_run
 import pytest
+from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
 
 
 def play(results, *extra, timeout=300):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/storage-compare.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + list(extra)
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    return playbook_run.play("playbooks/storage-compare.yml", *extra, results=results, timeout=timeout)
 
 
 def test_plan_only_prints_the_plan_and_writes_nothing(tmp_path):
     proc = play(tmp_path, "--tags", "plan")
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert_ok(proc)
     assert "Plan: 18 points (2 variants × 9 parameter sets × 1 repetition), 0 done, 18 to run" in proc.stdout
     assert "Variants: zfs, ceph" in proc.stdout
     assert "Parameter sets:" in proc.stdout and '"rebuild"' in proc.stdout
@@ -40,7 +38,7 @@ def test_plan_follows_the_settings(tmp_path):
     proc = play(tmp_path, "--tags", "plan", "-e", '{"storage_compare_variants": ["ceph"], "storage_compare_baseline": "ceph",'
                 ' "storage_compare_workloads": ["fio"], "storage_compare_fio_iodepths": [1, 32]}',
                 "-e", "storage_compare_repetitions=2")
-    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert_ok(proc)
     assert "Plan: 16 points (1 variant × 8 parameter sets × 2 repetitions)" in proc.stdout
     assert "Variants: ceph" in proc.stdout
 

@@ -9,11 +9,11 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import jsonschema
 import pytest
+from playbook_run import assert_ok, play
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -26,12 +26,8 @@ def load(path):
 
 @pytest.mark.skipif(shutil.which("sysbench") is None, reason="sysbench is not installed")
 def test_store_roundtrip_playbook(tmp_path):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "tests/integration/store_roundtrip.yml",
-         "-e", f"store_roundtrip_dir={tmp_path}"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    proc = assert_ok(play("tests/integration/store_roundtrip.yml", "-e", f"store_roundtrip_dir={tmp_path}",
+                          timeout=300))
     assert "failed=0" in proc.stdout
 
     runs = glob.glob(str(tmp_path / "store_roundtrip" / "*" / "run.json"))

@@ -9,10 +9,11 @@ and exits 0; --tags plan writes nothing; bad input stops before any point.
 import glob
 import json
 import os
-import subprocess
 import sys
 
+import playbook_run
 import pytest
+from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -21,10 +22,7 @@ SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'cpu_scaling_duration_s=
 
 
 def play(results, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/cpu-scaling.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + list(extra)
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return playbook_run.play("playbooks/cpu-scaling.yml", *extra, results=results)
 
 
 def docs_of(results):
@@ -35,7 +33,7 @@ def docs_of(results):
 def first_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     proc = play(results, *SMALL)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert_ok(proc)
     return results, proc
 
 
@@ -62,7 +60,7 @@ def test_a_rerun_measures_nothing_and_changes_nothing(first_run):
     results, _ = first_run
     before = {p: os.path.getmtime(p) for p in docs_of(results)}
     proc = play(results, *SMALL)
-    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert_ok(proc)
     assert "Nothing to do: every point of this run is measured." in proc.stdout
     assert {p: os.path.getmtime(p) for p in docs_of(results)} == before
     assert "TASK [testbed_sweep : Progress]" not in proc.stdout  # no point hook ran
@@ -70,7 +68,7 @@ def test_a_rerun_measures_nothing_and_changes_nothing(first_run):
 
 def test_plan_only_writes_nothing(tmp_path):
     proc = play(tmp_path, *SMALL, "--tags", "plan")
-    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert_ok(proc)
     assert "Plan: 4 points (1 variant × 2 parameter sets × 2 repetitions)" in proc.stdout
     assert "nothing was written" in proc.stdout
     assert not os.path.exists(os.path.join(str(tmp_path), "cpu_scaling"))

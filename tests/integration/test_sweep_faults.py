@@ -10,8 +10,10 @@ recovery fails the playbook stops naming the component, after cleanup.
 import glob
 import json
 import os
-import subprocess
 import sys
+
+import playbook_run
+from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -20,11 +22,9 @@ BIN = os.path.dirname(sys.executable)
 def play(tmp_path, *extra):
     state = tmp_path / "state"
     state.mkdir(exist_ok=True)
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_ROLES_PATH=os.path.join(ROOT, "roles") + ":" + os.path.join(ROOT, "tests", "integration", "roles"))
-    cmd = [os.path.join(BIN, "ansible-playbook"), "tests/integration/fault_toy.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={tmp_path / 'results'}", "-e", f"fault_toy_dir={state}"] + list(extra)
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    roles = os.path.join(ROOT, "roles") + ":" + os.path.join(ROOT, "tests", "integration", "roles")
+    return playbook_run.play("tests/integration/fault_toy.yml", "-e", f"fault_toy_dir={state}", *extra,
+                             results=tmp_path / "results", env={"ANSIBLE_ROLES_PATH": roles}, timeout=300)
 
 
 def docs(tmp_path):
@@ -34,7 +34,7 @@ def docs(tmp_path):
 
 def test_a_fault_is_stored_as_such_recovered_and_measured_again(tmp_path):
     proc = play(tmp_path)
-    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert_ok(proc)
     found = docs(tmp_path)
     assert set(found) == {"a__rep1", "b__rep1", "c__rep1", "b__fault1__rep1"}
     fault = found["b__fault1__rep1"]
@@ -72,7 +72,7 @@ def test_points_in_flight_when_a_fault_is_found_are_stored_as_faults(tmp_path):
     """
     proc = play(tmp_path, "-e", "fault_toy_pipelined=true", "-e", "fault_toy_repetitions=2",
                 "-e", '{"fault_toy_break": ["a__rep2", "b__rep1"]}')
-    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert_ok(proc)
     found = docs(tmp_path)
     results = {f"{v}__rep{r}" for v in "abc" for r in (1, 2)}
     assert set(found) == results | {"a__fault1__rep2", "b__fault1__rep1", "b__fault1__rep2"}
@@ -95,10 +95,26 @@ def test_points_in_flight_when_a_fault_is_found_are_stored_as_faults(tmp_path):
 def test_a_sweep_without_faults_says_so_in_its_output_and_report(tmp_path):
     """A probed lab found sound is stated ("none"), not left to the reader to infer from silence."""
     proc = play(tmp_path, "-e", '{"fault_toy_break": []}')
-    assert proc.returncode == 0, proc.stdout[-5000:]
+    assert_ok(proc)
     assert set(docs(tmp_path)) == {"a__rep1", "b__rep1", "c__rep1"}
     assert "Lab faults: none in this sweep." in proc.stdout
     run_dir = os.path.dirname(glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "run.json"))[0])
     report = open(os.path.join(run_dir, "report.md")).read()
     assert "Lab faults in the last sweep: none (the lab was probed" in report
     assert "## Faults" not in report and "detected and recovered" not in report
+
+
+def test_a_guest_whose_build_failed_is_never_measured(tmp_path):
+    """A host the points need failed while it was built: no point is stored, cleanup and the report run,
+    the exit is non-zero and the message names the host and the failed step."""
+    proc = play(tmp_path, "-e", "fault_toy_build_fails=true")
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert ("Not measuring: fault-toy-guest: building it failed at 'Install the toy service': "
+            "the toy service's package is broken (fault_toy_build_fails)") in proc.stdout, proc.stdout[-3000:]
+    assert docs(tmp_path) == {}
+    assert (tmp_path / "state" / "cleaned").exists()
+    # once the cause is fixed, the same command measures every point
+    again = play(tmp_path)
+    assert_ok(again)
+    assert set(docs(tmp_path)) >= {"a__rep1", "b__rep1", "c__rep1"}
+

@@ -29,6 +29,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
 from ansible.module_utils.testbed_results import validate_document  # noqa: E402 (after the path above)
+from playbook_run import explain  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'testbed_repetitions=1', '-e', 'cpu_scaling_max_prime=2000']
@@ -136,7 +137,7 @@ def test_ctrl_c_mid_point_then_the_same_command_resumes(tmp_path):
     assert len(run_dirs(results)) == 1
 
     rc, again = run(results, 4, marker)
-    assert rc == 0, again[-3000:]
+    assert rc == 0, explain(rc, again)
     assert "(resumed)" in again and "1 done, 1 to run" in again
     assert "[2/2] native threads=2 rep 1: events_per_s" in again and "threads=1 rep 1: events_per_s" not in again
     docs = stored(results)
@@ -199,7 +200,7 @@ def test_results_on_a_full_filesystem(small_fs):
     # space again: the same command completes the run, every point once
     os.unlink(filler)
     rc, out = run(results, 1, marker)
-    assert rc == 0, out[-3000:]
+    assert rc == 0, explain(rc, out)
     assert "(resumed)" in out and "1 done, 1 to run" in out
     docs = stored(results)
     assert set(docs) == points and all(doc["valid"] for doc in docs.values())

@@ -9,11 +9,11 @@ repository's shared defaults like every real inventory does.
 
 import json
 import os
-import subprocess
 import sys
 import time
 
 import pytest
+from playbook_run import assert_ok, play
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -133,12 +133,9 @@ def probe(tmp_path):
 
 
 def run(probe, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
-               ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_NOCOLOR="1", LC_ALL="C.UTF-8")
     started = time.monotonic()
-    proc = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), str(probe / "play.yml"), "-i", str(probe / "inv")] + list(extra),
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    proc = play(str(probe / "play.yml"), *extra, inventory=str(probe / "inv"), timeout=120,
+                env={"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json", "LC_ALL": "C.UTF-8"})
     return proc, time.monotonic() - started
 
 
@@ -146,8 +143,8 @@ def results(proc):
     """task name -> localhost's result, for every task that ran."""
     out = json.loads(proc.stdout)
     found = {}
-    for play in out["plays"]:
-        for task in play["tasks"]:
+    for played in out["plays"]:
+        for task in played["tasks"]:
             if "localhost" in task["hosts"]:
                 found[task["task"]["name"].split(" : ")[-1]] = task["hosts"]["localhost"]
     return found
@@ -155,7 +152,7 @@ def results(proc):
 
 def test_good_input_passes(probe):
     proc, _ = run(probe, "-e", "probe_repetitions=2")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert_ok(proc)
     ran = results(proc)
     check = ran["Check the experiment's inventory and variables"]
     assert check["problems"] == []

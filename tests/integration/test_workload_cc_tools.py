@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from playbook_run import assert_ok, play
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -86,11 +87,8 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     (work / "hpcc" / "hpccoutf.txt").write_text("stale\n")
     words = [b"alpha", b"beta", b"gamma", b"delta", b"epsilon", b"zeta"]
     (work / "xz-input.bin").write_bytes(b" ".join(words[(i * 7) % 6] + str(i % 997).encode() for i in range(700000)))
-    proc = subprocess.run(
-        [os.path.join(BIN, "ansible-playbook"), "tests/integration/workload_cc_tools.yml",
-         "-e", f"cc_dir={work}", "-e", f"cc_ftp_port={port}"],
-        cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert_ok(play("tests/integration/workload_cc_tools.yml", "-e", f"cc_dir={work}", "-e", f"cc_ftp_port={port}",
+                   env=ENV))
     with open(work / "results.json", encoding="utf-8") as handle:
         results = json.load(handle)
 

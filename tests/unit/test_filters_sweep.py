@@ -10,6 +10,7 @@ from testbed_sweep import (
     sweep_progress,
     sweep_result_lines,
     sweep_segments,
+    sweep_unbuilt,
     workload_result,
 )
 
@@ -145,7 +146,8 @@ def test_delta_seconds():
 
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
-                                             "sweep_result_lines", "delta_seconds", "workload_result"}
+                                             "sweep_result_lines", "delta_seconds", "workload_result",
+                                             "sweep_unbuilt"}
 
 
 RUN = {"tool": "iperf3", "argv": ["env", "LC_ALL=C", "iperf3", "-c", "x"], "host": "h", "rc": 0, "finished": True,
@@ -197,3 +199,21 @@ def test_check_choices_names_the_setting(values, message):
 
 def test_check_choices_accepts_known_names_once():
     assert check_choices("x_fn", ["cpu", "web"], ("web", "cpu"), "x_workloads", "workload") is None
+
+
+def test_sweep_unbuilt_names_each_host_not_built_with_its_failed_step():
+    hostvars = {
+        "built": {"testbed_sweep_built": True},
+        "broken": {"testbed_sweep_built": False,
+                   "testbed_sweep_build_failed": {"task": "Start the servers", "msg": "vsftpd did not start"}},
+        "silent": {},
+    }
+    assert sweep_unbuilt(["built"], hostvars) == []
+    assert sweep_unbuilt(["built", "broken", "silent", "absent"], hostvars) == [
+        "broken: building it failed at 'Start the servers': vsftpd did not start",
+        "silent: it was not built (unreachable, or skipped by the build plays)",
+        "absent: it was not built (unreachable, or skipped by the build plays)",
+    ]
+    with pytest.raises(AnsibleFilterError, match="sweep_unbuilt: expected a list"):
+        sweep_unbuilt("built", hostvars)
+

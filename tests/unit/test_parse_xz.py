@@ -52,6 +52,27 @@ def test_short_run_has_no_speed_and_is_invalid():
     assert m["throughput_mib_s"] is None and m["elapsed_s"] is None
     assert m["uncompressed_bytes"] == round(976.6 * 1024) and m["compressed_bytes"] == round(386.6 * 1024)
     assert result["valid"] is False and "less than 3 s" in result["reasons"][0]
+    assert "give the command's wall time (option wall_s) or use a larger input" in result["reasons"][0]
+
+
+def test_short_run_with_its_wall_time_is_a_measurement():
+    """A fast machine: xz prints no speed below 3 s; the rate is the input over the measured wall time."""
+    text = read_fixture("xz", "xz-T2-vv-small.txt")
+    result = parse(text, "small", wall_s=0.5)
+    m = result["metrics"]
+    assert result["valid"] is True, result["reasons"]
+    assert m["throughput_mib_s"] == pytest.approx(976.6 / 1024 / 0.5)
+    assert result["details"]["throughput_source"] == "wall time" and result["details"]["wall_s"] == 0.5
+    assert any("wall time, 0.500 s" in w for w in result["warnings"])
+    # xz's own speed wins when it printed one
+    long_run = parse(read_fixture("xz", "xz-d-vv.txt"), "long", wall_s=100)
+    assert long_run["metrics"]["throughput_mib_s"] == 7.4 and long_run["details"]["throughput_source"] == "xz"
+
+
+@pytest.mark.parametrize("wall_s", [0, -1, "soon"])
+def test_a_wall_time_that_is_not_a_duration_is_refused(wall_s):
+    with pytest.raises(ParseError, match="wall_s"):
+        parse(read_fixture("xz", "xz-T2-vv-small.txt"), "small", wall_s=wall_s)
 
 
 def test_decompression_line_from_stdin():

@@ -1,8 +1,10 @@
 """The JSON Schemas describe what the result store really writes, and reject what it must not."""
 
 import copy
+import glob
 import json
 import os
+import subprocess
 import sys
 
 import jsonschema
@@ -181,21 +183,39 @@ def test_missing_jsonschema_is_a_clear_error(monkeypatch):
         validate_document({})
 
 
-def test_schema_found_from_the_working_directory_or_the_environment(tmp_path, monkeypatch):
+def test_schema_travels_with_the_module_whatever_the_directory(tmp_path, monkeypatch):
+    """A module runs from an AnsiballZ payload: no schemas/ beside it, any working directory, no ANSIBLE_CONFIG."""
     monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
     monkeypatch.setattr(testbed_results, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results.py"))
     monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
     monkeypatch.delenv("TESTBED_SCHEMA_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ResultError, match=r"cannot find the schema result-point.schema.json \(looked in .*"
-                                          r"TESTBED_SCHEMA_DIR"):
-        testbed_results.schema_validator()
-    monkeypatch.setenv("ANSIBLE_CONFIG", os.path.join(ROOT, "ansible.cfg"))
     assert testbed_results.schema_validator().schema == POINT.schema
+    assert testbed_results.schema_validator("run.schema.json").schema == RUN.schema
+
+
+def test_schema_dir_from_the_environment_overrides_and_names_a_missing_file(tmp_path, monkeypatch):
     monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
-    monkeypatch.delenv("ANSIBLE_CONFIG")
-    monkeypatch.chdir(ROOT)
-    assert testbed_results.schema_validator().schema == POINT.schema
+    schema = dict(POINT.schema, title="changed copy")
+    (tmp_path / "result-point.schema.json").write_text(json.dumps(schema))
+    monkeypatch.setenv("TESTBED_SCHEMA_DIR", str(tmp_path))
+    assert testbed_results.schema_validator().schema["title"] == "changed copy"
+    with pytest.raises(ResultError, match=r"cannot read the schema .*run.schema.json \(TESTBED_SCHEMA_DIR is set"):
+        testbed_results.schema_validator("run.schema.json")
+
+
+def test_the_carried_schemas_are_the_files_under_schemas():
+    """module_utils/testbed_schemas.py is generated from schemas/: regenerate with scripts/sync-schemas.py."""
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sync-schemas.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
+    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "schemas", "*.schema.json")))
+    assert sorted(SCHEMA_TEXT) == names
+    for name in names:
+        with open(os.path.join(ROOT, "schemas", name), encoding="utf-8") as handle:
+            assert SCHEMA_TEXT[name] == handle.read()
+
 
 
 def test_invalid_point_needs_a_reason(stored):

@@ -1,0 +1,187 @@
+"""One way for a test to run ansible-playbook, and a failure text that says why.
+
+Every test that runs a playbook goes through :func:`play`; every assertion on
+its exit status goes through :func:`assert_ok` or :func:`why`, whose message
+*leads* with the failed and unreachable tasks (task, host, message) found in
+the output, then the output's tail.  ``pytest.ini`` puts ``tests/`` on the
+path, so ``from playbook_run import play, assert_ok`` works in every folder.
+
+Two ways to run:
+
+* ``play(...)``: as ``make test`` does, with ``ANSIBLE_CONFIG`` exported and the
+  venv's ``ansible-playbook``.
+* ``play(..., as_user=True)``: as the README tells a newcomer, in a clean
+  environment (only ``PATH`` with the venv's ``bin`` first, as
+  ``source .venv/bin/activate`` leaves it, ``HOME``, ``LANG``), no
+  ``ANSIBLE_*`` variable at all, from the working directory given.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BIN = os.path.dirname(sys.executable)
+ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
+
+_TASK = re.compile(r"^(?:TASK|RUNNING HANDLER) \[(?P<name>.*?)\]\s*\**\s*$")
+_FAIL = re.compile(r"^(?P<kind>fatal|failed): \[(?P<host>[^\]]+)\](?: \(item=.*?\))?(?: -> \S+)?: "
+                   r"(?P<what>FAILED|UNREACHABLE)! => ?(?P<rest>.*)$")
+_MSG = re.compile(r"""^\s*"?msg"?: ?(?P<msg>.*)$""")
+_RECAP = re.compile(r"^(?P<host>\S+)\s+: ok=\d+.*?unreachable=(?P<unreachable>\d+)\s+failed=(?P<failed>\d+)"
+                    r".*?ignored=(?P<ignored>\d+)")
+
+
+def user_env(extra=None):
+    """The environment of a newcomer's shell after ``source .venv/bin/activate``: no ANSIBLE_* at all."""
+    env = {
+        "PATH": BIN + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": os.environ.get("HOME", "/root"),
+        "LANG": "C.UTF-8",
+        "VIRTUAL_ENV": os.path.dirname(BIN),
+    }
+    env.update(extra or {})
+    return env
+
+
+def play(playbook, *args, inventory="inventories/lab", results=None, cwd=ROOT, timeout=600,
+         env=None, as_user=False, check=False):
+    """Run ``ansible-playbook <playbook> -i <inventory> [-e testbed_results_dir=<results>] <args>``.
+
+    ``playbook`` and ``inventory`` are as a user types them (relative to ``cwd``).
+    ``env`` adds variables; ``as_user`` starts from a clean environment.
+    ``check`` asserts exit 0 with :func:`why` as the message.
+    """
+    if as_user:
+        environ = user_env(env)
+    else:
+        environ = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+        environ.update(env or {})
+    cmd = [ANSIBLE_PLAYBOOK, playbook]
+    if inventory:
+        cmd += ["-i", inventory]
+    if results is not None:
+        cmd += ["-e", f"testbed_results_dir={results}"]
+    cmd += [str(a) for a in args]
+    proc = subprocess.run(cmd, cwd=cwd, env=environ, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    proc.command = cmd
+    if check:
+        assert_ok(proc)
+    return proc
+
+
+def failures(output):
+    """The failed and unreachable tasks of an ansible-playbook output: ``[(task, host, kind, message)]``.
+
+    A failure that the play ignored (``...ignoring`` on the next line) is left out;
+    the message is the ``msg`` of the result when it has one, else its first lines.
+    """
+    found = _json_failures(output)
+    if found is not None:
+        return found
+    found = []
+    task = "?"
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        match = _TASK.match(line)
+        if match:
+            task = match.group("name")
+            continue
+        match = _FAIL.match(line)
+        if not match:
+            continue
+        body = [match.group("rest")]
+        for follow in lines[index + 1:index + 40]:
+            if not follow.strip() or _TASK.match(follow) or _FAIL.match(follow) or follow.startswith(("PLAY", "ok:", "changed:", "skipping:")):
+                break
+            body.append(follow)
+        if any(b.strip() == "...ignoring" for b in lines[index + 1:index + 3 + len(body)]):
+            continue
+        message = None
+        for part in body:
+            msg = _MSG.match(part)
+            if msg:
+                message = msg.group("msg").strip().strip(",")
+                break
+            inline = re.search(r'"msg": ("(?:[^"\\]|\\.)*")', part)
+            if inline:
+                message = inline.group(1)
+                break
+        if message is None:
+            message = " ".join(b.strip() for b in body[:6])
+        found.append((task, match.group("host"), match.group("what").lower(), message[:1500]))
+    return found
+
+
+def _json_failures(output):
+    """The same from the ``ansible.builtin.json`` callback's document; None when the output is not one.
+
+    A failure after which the host still ran tasks of the play (ignored or rescued) is left out.
+    """
+    start = output.find("{")
+    if start < 0:
+        return None
+    try:
+        document = json.JSONDecoder().raw_decode(output[start:])[0]
+    except ValueError:
+        return None
+    if not isinstance(document, dict) or "plays" not in document:
+        return None
+    found = []
+    for played in document["plays"]:
+        tasks = played.get("tasks", [])
+        for index, task in enumerate(tasks):
+            for host, result in task.get("hosts", {}).items():
+                if not (result.get("failed") or result.get("unreachable")):
+                    continue
+                # The json callback does not mark an ignored (or rescued) failure: the host went on.
+                if any(host in later.get("hosts", {}) for later in tasks[index + 1:]):
+                    continue
+                kind = "unreachable" if result.get("unreachable") else "failed"
+                found.append((task["task"]["name"], host, kind, str(result.get("msg", ""))[:1500]))
+    return found
+
+
+def recap(output):
+    """PLAY RECAP as ``{host: {"failed": n, "unreachable": n}}``."""
+    hosts = {}
+    for line in output.splitlines():
+        match = _RECAP.match(line)
+        if match:
+            hosts[match.group("host")] = {"failed": int(match.group("failed")),
+                                          "unreachable": int(match.group("unreachable"))}
+    return hosts
+
+
+def why(proc, tail=4000):
+    """An assertion message: the command, its exit code, the failed tasks first, then the output's tail."""
+    return explain(proc.returncode, proc.stdout, proc.stderr, getattr(proc, "command", proc.args), tail)
+
+
+def explain(returncode, stdout, stderr="", command=None, tail=4000):
+    """:func:`why` for a run that is not a CompletedProcess (a streamed Popen): its exit code and output."""
+    lines = [f"{' '.join(map(str, command)) if command else 'ansible-playbook'} exited {returncode}"]
+    failed = failures(stdout + "\n" + stderr)
+    if failed:
+        lines.append("failed or unreachable tasks:")
+        lines += [f"  - [{host}] {task} ({kind}): {msg}" for task, host, kind, msg in failed]
+    else:
+        lines.append("no failed task in the output")
+    bad = {h: r for h, r in recap(stdout).items() if r["failed"] or r["unreachable"]}
+    if bad:
+        lines.append("recap: " + ", ".join(f"{h} failed={r['failed']} unreachable={r['unreachable']}"
+                                           for h, r in sorted(bad.items())))
+    lines.append("--- stdout (tail) ---")
+    lines.append(stdout[-tail:])
+    if stderr.strip():
+        lines.append("--- stderr (tail) ---")
+        lines.append(stderr[-2000:])
+    return "\n".join(lines)
+
+
+def assert_ok(proc, returncode=0):
+    """Assert the exit code, with :func:`why` as the message."""
+    assert proc.returncode == returncode, why(proc)
+    return proc
