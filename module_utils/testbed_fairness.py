@@ -2,12 +2,10 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Jain's fairness index: the one implementation in the testbed.
 
-Pure Python with no Ansible import, so that it is loaded both ways:
-
-* modules: ``from ansible.module_utils.testbed_fairness import jain``;
-* filter plugins and scripts: ``filter_plugins/testbed_stats.py`` puts this
-  directory on ``sys.path`` and imports it as ``testbed_fairness`` (its
-  ``jain_index`` filter adds the filter's input checks and error messages).
+Pure Python with no Ansible import, imported everywhere as
+``ansible.module_utils.testbed_fairness`` (modules, and on the controller
+through the one import convention, docs/architecture.md "Python imports");
+``testbed_stats.jain_index`` adds the filter's input checks and error messages.
 """
 
 import math

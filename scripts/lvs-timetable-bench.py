@@ -58,19 +58,24 @@ import subprocess
 import sys
 import time
 
-# The project's own readers: module_utils served as ansible.module_utils.<name> (as Ansible and
-# scripts/testbed_report.py do; run it with the project's .venv python) and the sweep's filters.
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.join(ROOT, "filter_plugins"))
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
 import ansible.module_utils  # noqa: E402
 
-if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
-    ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
+for _up in (1, 2, 3):
+    _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
+    if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(_dir)
 
 from ansible.module_utils.testbed_collect import sections  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm  # noqa: E402
+from ansible.module_utils.testbed_sweep import sweep_overhead  # noqa: E402
 from ansible.module_utils.testbed_timetable import (  # noqa: E402
     NOMINAL_PERIOD,
     boundary_problems,
@@ -78,7 +83,6 @@ from ansible.module_utils.testbed_timetable import (  # noqa: E402
     next_start,
     next_tick,
 )
-from testbed_sweep import sweep_overhead  # noqa: E402
 
 LAB_NET = ipaddress.ip_network("10.250.0.0/16")
 RUNNER = "/usr/local/bin/lvs-httperf-run"

@@ -57,18 +57,20 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-_FILTERS = os.path.join(ROOT, "filter_plugins")
-if _FILTERS not in sys.path:
-    sys.path.insert(0, _FILTERS)
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
+import ansible.module_utils  # noqa: E402
 
-import ansible.module_utils  # noqa: E402  (module_utils is served as ansible.module_utils.<name>, as in Ansible)
+for _up in (1, 2, 3):
+    _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
+    if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(_dir)
 
-_MODULE_UTILS = os.path.join(ROOT, "module_utils")
-if _MODULE_UTILS not in ansible.module_utils.__path__:
-    ansible.module_utils.__path__.append(_MODULE_UTILS)
-
-import testbed_stats as stats  # noqa: E402  (needs the sys.path entry above)
 from ansible.module_utils import testbed_results as results  # noqa: E402
+from ansible.module_utils import testbed_stats as stats  # noqa: E402
 
 FORMATS = ("md", "html", "csv", "png")
 INVALID_MARK = "\u26a0"  # ⚠

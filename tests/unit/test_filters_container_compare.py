@@ -9,8 +9,8 @@ import os
 import container_compare as cc
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.testbed_sweep import sweep_plan
 from conftest import FIXTURES
-from testbed_sweep import sweep_plan
 
 SETTINGS = {
     "web_concurrency": [10, 100], "web_requests": 2000, "web_timeout_s": 30,

@@ -11,8 +11,8 @@ import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.testbed_sweep import sweep_plan
 from conftest import FIXTURES
-from testbed_sweep import sweep_plan
 
 STUDY = [{"name": "baseline", "hops": []},
          {"name": "1-vnf", "hops": ["firewall"]},

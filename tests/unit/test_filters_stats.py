@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-import testbed_stats as st
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils import testbed_stats as st
 from conftest import FIXTURES, ROOT
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
@@ -419,7 +419,8 @@ def test_metric_series_errors():
 
 
 def test_filter_module_exports_every_filter():
-    filters = st.FilterModule().filters()
+    from testbed_stats import FilterModule  # the filter plugin (filter_plugins/ is on the tests' path)
+    filters = FilterModule().filters()
     assert sorted(filters) == sorted(["summary", "pct_change", "pct_drop", "ratio_to", "overall_index",
                                       "welch_test", "jain_index", "metric_series", "non_negative_metric",
                                       "clip_interval", "fidelity_check"])
@@ -455,7 +456,7 @@ def test_filters_work_in_ansible():
 # ---------------------------------------------------------------------------
 
 def test_fidelity_check_passes_within_tolerance():
-    from testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats import fidelity_check
     out = fidelity_check([1000.0, 1010.0], [990.0, 1000.0], 5, direct_label="sysbench by hand",
                          harness_label="the harness's figure", unit="events/s")
     assert out["passed"] and out["direct_n"] == 2 and out["harness_n"] == 2
@@ -465,7 +466,7 @@ def test_fidelity_check_passes_within_tolerance():
 
 
 def test_fidelity_check_fails_outside_tolerance_and_scales():
-    from testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats import fidelity_check
     out = fidelity_check([2e9], [1.5], 5, direct_scale=1e-9, unit="Gbit/s")
     assert not out["passed"] and out["difference_pct"] == pytest.approx(33.333333)
     assert "FAILED" in out["sentence"] and "spread" not in out["sentence"]
@@ -479,7 +480,7 @@ def test_fidelity_check_fails_outside_tolerance_and_scales():
     (([1.0], [1.0], 5, "x"), "direct_scale must be a number"),
 ])
 def test_fidelity_check_refuses(args, message):
-    from testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats import fidelity_check
     with pytest.raises(AnsibleFilterError, match="fidelity_check") as err:
         fidelity_check(*args)
     assert message in str(err.value)

@@ -10,8 +10,8 @@ import os
 import pytest
 import storage_compare as sc
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.testbed_sweep import sweep_plan
 from conftest import FIXTURES
-from testbed_sweep import sweep_plan
 
 SETTINGS = {
     "fio_patterns": ["read", "write", "randread", "randwrite"], "fio_block_sizes": ["4k"], "fio_iodepths": [32],

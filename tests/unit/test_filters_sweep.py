@@ -1,8 +1,7 @@
-"""The sweep skeleton's arithmetic (filter_plugins/testbed_sweep.py)."""
+"""The sweep skeleton's arithmetic (module_utils/testbed_sweep.py, filters in filter_plugins/testbed_sweep.py)."""
 import pytest
-from testbed_sweep import (
+from ansible.module_utils.testbed_sweep import (
     AnsibleFilterError,
-    FilterModule,
     check_choices,
     delta_seconds,
     sweep_overhead,
@@ -13,6 +12,7 @@ from testbed_sweep import (
     sweep_unbuilt,
     workload_result,
 )
+from testbed_sweep import FilterModule  # the filter plugin (filter_plugins/ is on the tests' path)
 
 
 def test_interleaved_plan_is_repetition_then_variant_then_grid():

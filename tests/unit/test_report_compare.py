@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 import testbed_report as tr
-import testbed_stats as stats
+from ansible.module_utils import testbed_stats as stats
 from conftest import FIXTURES
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")

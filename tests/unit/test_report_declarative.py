@@ -16,7 +16,7 @@ import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
 import testbed_report as tr
-import testbed_stats as stats
+from ansible.module_utils import testbed_stats as stats
 from conftest import FIXTURES
 
 STUDY = [{"name": "baseline", "hops": []},

@@ -16,7 +16,6 @@ Pure functions (tests/unit/test_filters_container_compare.py); bad input raises
 """
 
 import os
-import sys
 
 try:
     from ansible.errors import AnsibleFilterError
@@ -24,11 +23,19 @@ except ImportError:  # pragma: no cover - only without ansible
     class AnsibleFilterError(Exception):
         pass
 
-_SHARED = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "filter_plugins"))
-if _SHARED not in sys.path:
-    sys.path.insert(0, _SHARED)
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
+import ansible.module_utils  # noqa: E402
 
-import testbed_sweep as sweep  # noqa: E402
+for _up in (1, 2, 3):
+    _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
+    if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(_dir)
+
+from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
 VARIANTS = ("native", "docker", "podman", "lxc", "lxd", "kvm")
 

@@ -33,7 +33,6 @@ import math
 import os
 import re
 import shlex
-import sys
 
 try:
     from ansible.errors import AnsibleFilterError
@@ -41,14 +40,25 @@ except ImportError:  # pragma: no cover - only without ansible
     class AnsibleFilterError(Exception):
         pass
 
-# The controller's time line is shared with the modules (module_utils/testbed_collect.py,
-# which imports nothing from Ansible): loaded here as a plain module.
-_SHARED = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "module_utils"))
-if _SHARED not in sys.path:
-    sys.path.append(_SHARED)
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
+import ansible.module_utils  # noqa: E402
 
-from testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
-from testbed_timetable import TimetableError, estimate_period, next_start, next_tick  # noqa: E402
+for _up in (1, 2, 3):
+    _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
+    if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(_dir)
+
+from ansible.module_utils.testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
+from ansible.module_utils.testbed_timetable import (  # noqa: E402
+    TimetableError,
+    estimate_period,
+    next_start,
+    next_tick,
+)
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
 

@@ -1,0 +1,412 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The sweep skeleton's arithmetic, shared by every experiment (roles/testbed_sweep).
+
+A pure library (module_utils/): filter_plugins/testbed_sweep.py makes its
+functions filters; the experiments' own filters import it.
+
+Pure functions, unit-tested in tests/unit/test_filters_sweep.py:
+
+* ``sweep_plan(matrix)``: variants x workloads x parameter grid x repetitions
+  -> the plan (list of ``{variant, parameters, repetition}``) in run order;
+* ``sweep_segments(points, keys)``: the pending points of ``result_run``'s
+  answer, numbered and labelled, grouped into segments so that a costly switch
+  (scheduler, chain, pool, runtime) happens once per segment;
+* ``sweep_progress(...)``: one progress line with the remaining time,
+  estimated from the points measured so far;
+* ``sweep_overhead(...)``: wall time of a sweep against the time the load
+  itself ran (the orchestration overhead);
+* ``sweep_unbuilt(hosts, hostvars)``: the hosts a sweep needs that its build
+  plays did not mark built, each with the step that failed.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+import itertools
+import math
+
+try:  # Ansible is there at run time; the tests import the module without it too.
+    from ansible.errors import AnsibleFilterError
+except ImportError:  # pragma: no cover
+    class AnsibleFilterError(Exception):
+        """Stand-in when ansible is not importable."""
+
+ORDERS = ("interleaved", "grouped")
+MAX_POINTS = 100000
+
+
+def _fail(name, message):
+    raise AnsibleFilterError(f"{name}: {message}")
+
+
+def _count(name, value, what, minimum=1):
+    if isinstance(value, bool):
+        _fail(name, f"{what} must be a whole number >= {minimum}, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        _fail(name, f"{what} must be a whole number >= {minimum}, got {value!r}")
+    if not math.isfinite(number) or number != int(number) or number < minimum:
+        _fail(name, f"{what} must be a whole number >= {minimum}, got {value!r}")
+    return int(number)
+
+
+def _names(name, values, what):
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
+        _fail(name, f"{what} must be a non-empty list, got {values!r}")
+    out = []
+    for value in values:
+        if isinstance(value, dict):
+            value = value.get("name")
+        if not isinstance(value, str) or not value:
+            _fail(name, f"every entry of {what} must be a name (or a mapping with a name), got {value!r}")
+        if value in out:
+            _fail(name, f"{what} lists {value!r} twice")
+        out.append(value)
+    return out
+
+
+def check_choices(name, values, known, setting, kind):
+    """Check an experiment setting that picks from a fixed list (e.g. its workloads):
+    a non-empty list of known names, none twice. Fails naming the setting."""
+    if not isinstance(values, (list, tuple)) or not values:
+        _fail(name, f"{setting} must be a non-empty list, got {values!r}")
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        _fail(name, f"unknown {kind}(s) {', '.join(map(str, unknown))}; known: {', '.join(known)}")
+    if len(set(values)) != len(values):
+        _fail(name, f"{setting} lists a {kind} twice: {values!r}")
+
+
+def _grid(name, grid, what):
+    """A grid mapping -> list of parameter mappings (cartesian product, keys in order).
+
+    A value that is itself a mapping sets several parameters at once (e.g. a
+    rate and the connection count derived from it).
+    """
+    if grid is None:
+        return [{}]
+    if not isinstance(grid, dict):
+        _fail(name, f"{what} must be a mapping of parameter -> list of values, got {grid!r}")
+    axes = []
+    for key, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
+            _fail(name, f"{what}.{key} must be a non-empty list of values, got {values!r}")
+        axis = []
+        for value in values:
+            axis.append(dict(value) if isinstance(value, dict) else {key: value})
+        axes.append(axis)
+    out = []
+    for combo in itertools.product(*axes):
+        merged = {}
+        for piece in combo:
+            merged.update(piece)
+        out.append(merged)
+    return out
+
+
+def sweep_plan(matrix):
+    """Expand an experiment's matrix into its plan.
+
+    ``matrix`` keys:
+
+    * ``variants`` (required): names, or mappings with a ``name``;
+    * ``repetitions`` (default 1);
+    * ``grid``: ``{parameter: [values]}``, every combination is a point;
+    * ``parameters``: fixed parameters of every point;
+    * ``workloads``: optional ``[{name, grid, parameters}]``; each point then has
+      ``parameters.workload`` and the workload's own grid (combined with ``grid``);
+    * ``order``: ``interleaved`` (repetition outermost: rep 1 of everything,
+      then rep 2..., so drift hits every variant alike) or ``grouped`` (every
+      repetition of a variant before the next variant).
+
+    Returns ``[{variant, parameters, repetition}]`` in run order.
+    """
+    fname = "sweep_plan"
+    if not isinstance(matrix, dict):
+        _fail(fname, f"the matrix must be a mapping, got {matrix!r}")
+    unknown = sorted(set(matrix) - {"variants", "repetitions", "grid", "parameters", "workloads", "order"})
+    if unknown:
+        _fail(fname, f"unknown matrix key(s) {', '.join(unknown)}; known: variants, repetitions, grid, "
+                     "parameters, workloads, order")
+    variants = _names(fname, matrix.get("variants"), "variants")
+    reps = _count(fname, matrix.get("repetitions", 1), "repetitions")
+    order = matrix.get("order") or "interleaved"
+    if order not in ORDERS:
+        _fail(fname, f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    fixed = matrix.get("parameters") or {}
+    if not isinstance(fixed, dict):
+        _fail(fname, f"parameters must be a mapping, got {fixed!r}")
+    common = _grid(fname, matrix.get("grid"), "grid")
+    workloads = matrix.get("workloads")
+    if workloads is None:
+        cells = [dict(fixed, **combo) for combo in common]
+    else:
+        if isinstance(workloads, (str, bytes)) or not isinstance(workloads, (list, tuple)) or not workloads:
+            _fail(fname, f"workloads must be a non-empty list of mappings, got {workloads!r}")
+        names = _names(fname, workloads, "workloads")
+        cells = []
+        for wname, workload in zip(names, workloads):
+            own = workload if isinstance(workload, dict) else {}
+            extra = own.get("parameters") or {}
+            if not isinstance(extra, dict):
+                _fail(fname, f"workload {wname}: parameters must be a mapping, got {extra!r}")
+            for combo in common:
+                for wcombo in _grid(fname, own.get("grid"), f"workload {wname} grid"):
+                    cell = dict(fixed)
+                    cell.update(extra)
+                    cell.update(combo)
+                    cell.update(wcombo)
+                    cell["workload"] = wname
+                    cells.append(cell)
+    if order == "interleaved":
+        triples = [(rep, variant, cell) for rep in range(1, reps + 1) for variant in variants for cell in cells]
+    else:
+        triples = [(rep, variant, cell) for variant in variants for rep in range(1, reps + 1) for cell in cells]
+    if len(triples) > MAX_POINTS:
+        _fail(fname, f"the matrix expands to {len(triples)} points (at most {MAX_POINTS})")
+    return [{"variant": variant, "parameters": dict(cell), "repetition": rep} for rep, variant, cell in triples]
+
+
+def _point_key(point, keys):
+    out = {}
+    for key in keys:
+        if key in ("variant", "repetition"):
+            out[key] = point.get(key)
+        else:
+            out[key] = (point.get("parameters") or {}).get(key)
+    return out
+
+
+def _label(index, total, point, label_parameters):
+    params = point.get("parameters") or {}
+    shown = [f"{k}={params[k]}" for k in (label_parameters if label_parameters is not None else sorted(params))
+             if k in params]
+    text = f"[{index}/{total}] {point.get('variant')}"
+    if shown:
+        text += " " + " ".join(shown)
+    return text + f" rep {point.get('repetition', 1)}"
+
+
+def sweep_segments(points, keys=None, label_parameters=None):
+    """Number and label every point of a run; group the pending ones into segments.
+
+    ``points`` is ``result_run``'s ``points`` (all of the plan, each with a
+    ``done`` flag).  ``keys`` name what a segment shares (``variant``,
+    ``repetition`` or a parameter name; default ``[variant]``): consecutive
+    pending points with equal keys form one segment, so a costly switch runs
+    once per segment.  Returns ``[{index, key, label, points}]``; every point
+    gains ``index`` (its place in the plan, 1-based) and ``label``.
+    """
+    fname = "sweep_segments"
+    if isinstance(points, (str, bytes)) or not isinstance(points, (list, tuple)):
+        _fail(fname, f"points must be result_run's list of points, got {points!r}")
+    keys = list(keys) if keys else ["variant"]
+    total = len(points)
+    segments = []
+    for index, point in enumerate(points, start=1):
+        if not isinstance(point, dict) or "variant" not in point:
+            _fail(fname, f"point {index} is not a planned point: {point!r}")
+        if point.get("done"):
+            continue
+        labelled = dict(point, index=index, label=_label(index, total, point, label_parameters))
+        key = _point_key(point, keys)
+        if not segments or segments[-1]["key"] != key:
+            text = ", ".join(f"{k} {v}" for k, v in key.items())
+            segments.append({"index": len(segments), "key": key, "label": text, "points": []})
+        segments[-1]["points"].append(labelled)
+    return segments
+
+
+def _duration(seconds):
+    seconds = max(0, int(round(seconds)))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = int(round(seconds / 60.0))
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def sweep_progress(durations, remaining, estimate_s_per_point=None):
+    """Remaining time of a sweep from the points measured so far in this invocation.
+
+    ``durations``: wall seconds each finished point took (load plus
+    orchestration); ``remaining``: points still to run.  The mean measured
+    duration replaces the plan's estimate as soon as one point is done.
+    Returns ``{remaining_s, mean_s, text}``.
+    """
+    fname = "sweep_progress"
+    if isinstance(durations, (str, bytes)) or not isinstance(durations, (list, tuple)):
+        _fail(fname, f"durations must be a list of seconds, got {durations!r}")
+    values = []
+    for value in durations:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            _fail(fname, f"durations must be numbers of seconds, got {value!r}")
+        if math.isfinite(number) and number >= 0:
+            values.append(number)
+    left = _count(fname, remaining, "remaining", minimum=0)
+    if values:
+        mean = sum(values) / len(values)
+        basis = f"mean {mean:.1f} s per point so far"
+    elif estimate_s_per_point is not None:
+        mean = float(estimate_s_per_point)
+        basis = "plan estimate"
+    else:
+        return {"remaining_s": None, "mean_s": None, "text": f"{left} to go"}
+    seconds = mean * left
+    if left == 0:
+        return {"remaining_s": 0.0, "mean_s": round(mean, 3), "text": "last point"}
+    return {"remaining_s": round(seconds, 1), "mean_s": round(mean, 3),
+            "text": f"{left} to go, about {_duration(seconds)} left ({basis})"}
+
+
+def sweep_overhead(started, finished, load_seconds):
+    """Orchestration overhead of a sweep: wall time minus the time the load ran.
+
+    ``started``/``finished`` are epoch seconds of the sweep on the
+    controller; ``load_seconds`` the load time of every point measured.
+    Returns ``{points, wall_s, load_s, overhead_s, overhead_pct}`` (``None``
+    when nothing was measured).
+    """
+    fname = "sweep_overhead"
+    if isinstance(load_seconds, (str, bytes)) or not isinstance(load_seconds, (list, tuple)):
+        _fail(fname, f"load_seconds must be a list, got {load_seconds!r}")
+    if not load_seconds:
+        return None
+    try:
+        wall = float(finished) - float(started)
+        load = sum(float(x) for x in load_seconds)
+    except (TypeError, ValueError) as exc:
+        _fail(fname, f"times must be numbers of seconds ({exc})")
+    if not math.isfinite(wall) or wall <= 0:
+        _fail(fname, f"the sweep must have a positive wall time, got {wall!r}")
+    return {"points": len(load_seconds), "wall_s": round(wall, 1), "load_s": round(load, 1),
+            "overhead_s": round(wall - load, 1), "overhead_pct": round(100.0 * (wall - load) / wall, 1)}
+
+
+def _short(text, limit=160):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def sweep_result_lines(results, stored=None):
+    """One line per result a hook handed over: its label and verdict, primary cause first.
+
+    ``results`` are the hook's results; ``stored`` the ``result_store`` answers
+    of those that were not already stored by the hook's own module (in
+    order), whose ``valid`` is the stored verdict.  A result's ``summary``
+    (its metrics in a few words) comes first when given; an invalid point
+    shows its first reason, shortened to 160 characters.
+    """
+    fname = "sweep_result_lines"
+    if isinstance(results, (str, bytes)) or not isinstance(results, (list, tuple)):
+        _fail(fname, f"results must be a list, got {results!r}")
+    answers = list(stored or [])
+    lines = []
+    for number, result in enumerate(results):
+        if not isinstance(result, dict):
+            _fail(fname, f"result {number} must be a mapping, got {result!r}")
+        valid = result.get("valid")
+        reasons = result.get("reasons") or []
+        if not result.get("stored") and answers:
+            answer = answers.pop(0)
+            if isinstance(answer, dict):
+                valid = answer.get("valid", valid)
+                reasons = (answer.get("document") or {}).get("reasons", reasons)
+        point = result.get("point") or {}
+        label = result.get("label") or point.get("label") or point.get("point_id") or result.get("point_id") or "point"
+        verdict = "valid" if valid else "INVALID: " + (_short(reasons[0]) if reasons else "no reason given")
+        summary = result.get("summary")
+        if summary and str(summary).startswith(str(label)):
+            lines.append(_short(summary, 400) if valid else f"{_short(summary, 240)}")
+        else:
+            lines.append(f"{label}: " + (f"{_short(summary, 240)}; " if summary else "") + verdict)
+    return lines
+
+
+def workload_result(run, point, environment, metrics=None, scale=None, raw_name=None, extra=None):
+    """A storable point from one ``testbed_workload`` run (the common single-tool point).
+
+    ``metrics`` picks the parser's metrics to keep (all when omitted; a
+    missing one is null); ``scale`` maps ``{new_name: [metric, factor]}`` for
+    unit conversions (e.g. ``{throughput_gbps: [received_bps, 1e-9]}``). The
+    verdict is the parser's; a run whose output could not be parsed (the tool
+    failed, timed out, printed no report) is invalid with that reason.
+    Returns ``{point, metrics, valid, reasons, warnings, sources, raw, extra,
+    environment, started_at, finished_at, load_s, summary}``.
+    """
+    fname = "workload_result"
+    if not isinstance(run, dict) or "tool" not in run:
+        _fail(fname, f"run must be the testbed_workload_result of a run, got {run!r}")
+    tool = run["tool"]
+    parsed = run.get("parsed") if isinstance(run.get("parsed"), dict) else None
+    found = (parsed or {}).get("metrics") or {}
+    names = list(found) if metrics is None else list(metrics)
+    out = {name: found.get(name) for name in names}
+    for name, rule in (scale or {}).items():
+        if not isinstance(rule, (list, tuple)) or len(rule) != 2:
+            _fail(fname, f"scale.{name} must be [metric, factor], got {rule!r}")
+        value = found.get(rule[0])
+        out[name] = None if value is None else value * float(rule[1])
+    reasons, warnings = [], []
+    if parsed is None:
+        reasons.append(f"{tool}: " + (run.get("error") or "no output"))
+    else:
+        reasons.extend(parsed.get("reasons") or [])
+        warnings.extend(parsed.get("warnings") or [])
+    if not run.get("finished", True):
+        reasons.append(f"{tool} did not finish in time")
+    valid = parsed is not None and bool(parsed.get("valid", True)) and not reasons
+    shown = [f"{k} {v}" for k, v in list(out.items())[:3] if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return {
+        "point": point, "metrics": out, "valid": valid, "reasons": reasons, "warnings": warnings,
+        "sources": {tool: parsed} if parsed is not None else {},
+        # the text the parser read: stdout, or output_text (stderr, an output file) when the role says so
+        "raw": {raw_name or f"{tool}.txt": (run.get("stdout") if run.get("output_text") is None
+                                            else run.get("output_text")) or ""},
+        "extra": dict(extra or {}, argv=run.get("argv"), host=run.get("host"), rc=run.get("rc")),
+        "environment": environment, "started_at": run.get("started_at"), "finished_at": run.get("finished_at"),
+        "load_s": run.get("duration_s") or 0, "summary": ", ".join(shown) or None,
+    }
+
+
+def delta_seconds(delta):
+    """Seconds of a command module's ``delta`` (``H:MM:SS.ffffff``); ``None`` stays ``None``."""
+    if delta is None or delta == "":
+        return None
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool):
+        return float(delta)
+    parts = str(delta).strip().split(":")
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        hours, minutes, seconds = int(parts[0]), int(parts[1]), float(parts[2])
+    except ValueError:
+        _fail("delta_seconds", f"expected H:MM:SS.ffffff, got {delta!r}")
+    return round(hours * 3600 + minutes * 60 + seconds, 6)
+
+
+def sweep_unbuilt(hosts, hostvars):
+    """One sentence per host of ``hosts`` that the build plays did not mark built (roles/testbed_sweep build.yml).
+
+    A host whose build step failed names the step and its message; a host with
+    no mark at all was unreachable or skipped while the testbed was built.
+    Empty when every host is built.
+    """
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, (list, tuple)):
+        _fail("sweep_unbuilt", f"expected a list of inventory host names, got {hosts!r}")
+    sentences = []
+    for host in hosts:
+        facts = hostvars[host] if host in hostvars else {}
+        if facts.get("testbed_sweep_built") is True:
+            continue
+        failed = facts.get("testbed_sweep_build_failed")
+        if isinstance(failed, dict) and failed:
+            sentences.append(f"{host}: building it failed at '{failed.get('task', '?')}': "
+                             f"{_short(str(failed.get('msg', '')), 400)}")
+        else:
+            sentences.append(f"{host}: it was not built (unreachable, or skipped by the build plays)")
+    return sentences
