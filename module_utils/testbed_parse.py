@@ -267,12 +267,16 @@ def unit_of(metric_name):
     return "count"
 
 
+# Temp files of the atomic writes start with this (then rename to the real name).
+TEMP_PREFIX = ".tmp-"
+
+
 def write_json_atomic(path, document):
     """Write ``document`` as JSON to ``path`` via a temp file + rename."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".json", dir=directory)
     try:
         with os.fdopen(fd, "w") as handle:
             json.dump(document, handle, indent=2, sort_keys=True)
@@ -288,6 +292,21 @@ def write_json_atomic(path, document):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    fsync_dir(directory)
+
+
+def fsync_dir(directory):
+    """fsync a directory, so that a rename into it survives a crash (no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------------------

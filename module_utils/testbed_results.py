@@ -32,7 +32,7 @@ import shutil
 import socket
 import tempfile
 
-from ansible.module_utils.testbed_parse import unit_of, write_json_atomic
+from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir, unit_of, write_json_atomic
 from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
 
 try:
@@ -291,7 +291,7 @@ def _write_text_atomic(path, text):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -302,6 +302,16 @@ def _write_text_atomic(path, text):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    fsync_dir(directory)
+
+
+def leftover_temp_files(run_dir):
+    """Temp files of an atomic write left in ``run_dir`` or its ``raw/`` (a write killed before its rename)."""
+    found = []
+    for directory in (run_dir, os.path.join(run_dir, RAW_DIR)):
+        if os.path.isdir(directory):
+            found += [os.path.join(directory, name) for name in os.listdir(directory) if name.startswith(TEMP_PREFIX)]
+    return sorted(found)
 
 
 class IndexWriteError(OSError):
@@ -331,10 +341,29 @@ def write_error_message(exc, directory):
     return f"cannot write in {directory}: {exc}"
 
 
+def schema_version_problem(document, what):
+    """A sentence when ``document`` says it follows a schema version this store does not know, else None.
+
+    Version 1 files from before the field existed have none and are read as version 1.
+    """
+    version = document.get("schema_version", SCHEMA_VERSION) if isinstance(document, dict) else SCHEMA_VERSION
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        return f"its schema_version is {version!r}, not a version number"
+    if version > SCHEMA_VERSION:
+        return (f"it is a {what} of schema version {version}, newer than this testbed's {SCHEMA_VERSION}: it was "
+                "written by a newer testbed; use that version to resume or render it")
+    if version != SCHEMA_VERSION:
+        return f"it is a {what} of schema version {version}, which this testbed ({SCHEMA_VERSION}) cannot read"
+    return None
+
+
 def _run_file_problem(run):
     """Why a parsed run.json cannot be used, or None (old files without newer keys are fine)."""
     if not isinstance(run, dict):
         return f"it holds a {type(run).__name__}, not a mapping"
+    version = schema_version_problem(run, "run file")
+    if version:
+        return version
     plan = run.get("plan")
     if not isinstance(plan, list):
         return "it has no plan list"
@@ -380,6 +409,9 @@ def _point_docs(run_dir, run):
         if not isinstance(doc, dict) or doc.get("point_id") != ident:
             found[ident] = (None, f"point file does not hold point {ident}")
             continue
+        version = schema_version_problem(doc, "point document")
+        if version:
+            raise ResultError(f"{path}: {version}")
         found[ident] = (doc, None)
     return found
 

@@ -20,8 +20,14 @@ import subprocess
 import sys
 import threading
 
+import ansible.module_utils
 import pytest
+from playbook_run import ROOT as _ROOT
 from playbook_run import explain
+
+if os.path.join(_ROOT, "module_utils") not in ansible.module_utils.__path__:
+    ansible.module_utils.__path__.append(os.path.join(_ROOT, "module_utils"))
+from ansible.module_utils.testbed_results import leftover_temp_files  # noqa: E402 (after the path above)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -98,7 +104,8 @@ def assert_complete_and_real(results, output):
     assert set(points) == {"rr__num_conns-1000_rate-50__rep1", "wrr__num_conns-1000_rate-50__rep1"}, output[-3000:]
     for ident, doc in points.items():
         assert doc["valid"] is True, (ident, doc["reasons"])
-    assert not glob.glob(os.path.join(str(results), "lvs_compare", "*", ".*.tmp*"))
+    for run_dir in glob.glob(os.path.join(str(results), "lvs_compare", "*")):
+        assert leftover_temp_files(run_dir) == []
     return docs
 
 

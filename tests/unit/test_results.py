@@ -10,6 +10,7 @@ from ansible.module_utils import testbed_parse, testbed_results
 from ansible.module_utils.testbed_results import (
     ResultError,
     build_index,
+    leftover_temp_files,
     load_run,
     merge_source_verdicts,
     open_run,
@@ -309,6 +310,9 @@ def test_force_needs_an_explicit_run_id(tmp_path, run_id):
     ("[]", "is not a run file of this testbed: it holds a list"),
     ('{"plan": []}', "it has no plan_hash"),
     ('{"plan": [{"variant": "rr"}], "plan_hash": "x"}', "plan[0] has no point_id"),
+    ('{"schema_version": 99, "plan": [], "plan_hash": "x"}',
+     "it is a run file of schema version 99, newer than this testbed's 1: it was written by a newer testbed"),
+    ('{"schema_version": "1", "plan": [], "plan_hash": "x"}', "its schema_version is '1', not a version number"),
 ])
 def test_auto_refuses_an_unreadable_run_file(tmp_path, content, words):
     first = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
@@ -710,3 +714,49 @@ def test_merge_source_verdicts_does_not_repeat_a_reason_the_point_already_has():
     assert warnings == ["threads null"]
     valid, reasons, warnings = merge_source_verdicts(False, ["other"], [], sources)
     assert reasons == ["other", "xz: xz printed no speed"]
+
+
+def test_a_point_document_of_a_newer_schema_is_refused_not_resumed_over(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    doc = store(run["run_dir"], PLAN[0])
+    path = os.path.join(run["run_dir"], doc["point_id"] + ".json")
+    saved = json.load(open(path))
+    saved["schema_version"] = 2
+    with open(path, "w") as handle:
+        json.dump(saved, handle)
+    with pytest.raises(ResultError) as err:
+        open_run(str(tmp_path), "lvs", PLAN, run_id=run["run_id"], now=NOW)
+    assert str(err.value) == (f"{path}: it is a point document of schema version 2, newer than this testbed's 1: "
+                              "it was written by a newer testbed; use that version to resume or render it")
+
+
+def test_the_run_directory_is_fsynced_after_each_rename(tmp_path, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if os.path.isdir(path):
+            synced.append(path)
+        return real_fsync(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    before = len(synced)
+    store(run["run_dir"], PLAN[0])
+    assert run["run_dir"] in synced[:before] and synced[before:].count(run["run_dir"]) >= 2  # document + index
+
+
+def test_leftover_temp_files_finds_what_a_killed_write_leaves(tmp_path, monkeypatch):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    store(run["run_dir"], PLAN[0])
+    assert leftover_temp_files(run["run_dir"]) == []
+
+    def killed(src, dst):
+        raise KeyboardInterrupt  # the write is interrupted between the temp file and the rename
+    monkeypatch.setattr(os, "rename", killed)
+    monkeypatch.setattr(os, "unlink", lambda path: None)  # and its cleanup never runs
+    with pytest.raises(KeyboardInterrupt):
+        store(run["run_dir"], PLAN[1])
+    left = leftover_temp_files(run["run_dir"])
+    assert left and all(os.path.basename(p).startswith(".tmp-") for p in left)
+
