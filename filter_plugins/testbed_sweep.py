@@ -21,6 +21,7 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils.testbed_sweep import (  # noqa: E402
     delta_seconds,
+    sweep_outcome,
     sweep_overhead,
     sweep_plan,
     sweep_progress,
@@ -44,4 +45,5 @@ class FilterModule:
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
             "sweep_unbuilt": sweep_unbuilt,
+            "sweep_outcome": sweep_outcome,
         }

@@ -46,8 +46,10 @@ options:
         something changed).
       - C(status) only reads; it needs an existing run (explicit I(run_id), or C(auto)
         finds the newest run with the same plan, complete or not) and never writes.
+      - C(documents) is C(status) and also returns RV(documents), every document of the run (results and
+        lab faults), so that no caller needs to know the store's file names.
     type: str
-    choices: [open, status]
+    choices: [open, status, documents]
     default: open
   results_dir:
     description:
@@ -91,6 +93,13 @@ options:
         entry with the time, the changed keys, the previous parameters and the previous
         plan hash.
       - Only valid with an explicit I(run_id).
+    type: bool
+    default: false
+  remeasure_invalid:
+    description:
+      - List the points stored as invalid measurements as pending again (C(-e testbed_remeasure_invalid=true)
+        in the experiment playbooks), so that a resumed run measures them again; the store keeps each old
+        document under C(superseded/) (M(result_store) I(replace_invalid)). Fault documents never count.
     type: bool
     default: false
   report:
@@ -236,18 +245,28 @@ resume_note:
   returned: always
   type: str
   sample: "not resuming run 20261121T153000Z (same plan): its run_parameters differ (inventory_kind: \"lab\" -> \"hardware\"); starting a new run. ..."
+documents:
+  description: With I(state=documents), every document of the run (point results and lab fault documents).
+  returned: when I(state=documents)
+  type: list
+  elements: dict
 """
 
 import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_results import ResultError, open_run, write_error_message  # noqa: E402
+from ansible.module_utils.testbed_results import (  # noqa: E402
+    ResultError,
+    open_run,
+    run_documents,
+    write_error_message,
+)
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            state=dict(type="str", choices=["open", "status"], default="open"),
+            state=dict(type="str", choices=["open", "status", "documents"], default="open"),
             results_dir=dict(type="path", required=True),
             experiment=dict(type="str", required=True),
             plan=dict(type="list", elements="dict", required=True),
@@ -256,17 +275,19 @@ def main():
             report=dict(type="dict"),
             estimate_s_per_point=dict(type="float"),
             force=dict(type="bool", default=False),
+            remeasure_invalid=dict(type="bool", default=False),
         ),
         supports_check_mode=True,
     )
     params = module.params
     results_dir = os.path.abspath(params["results_dir"])
-    status_only = params["state"] == "status"
+    status_only = params["state"] in ("status", "documents")
     try:
         result = open_run(
             results_dir, params["experiment"], params["plan"], run_id=params["run_id"],
             run_parameters=params["run_parameters"], report=params["report"],
             estimate_s_per_point=params["estimate_s_per_point"], force=params["force"],
+            remeasure_invalid=params["remeasure_invalid"],
             write=not (module.check_mode or status_only))
     except ResultError as exc:
         module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])
@@ -283,6 +304,8 @@ def main():
     if result["resume_note"]:
         module.warn(f"result_run: {result['resume_note']}")
     changed = result.pop("changed") and not status_only
+    if params["state"] == "documents":
+        result["documents"] = run_documents(result["run_dir"])
     module.exit_json(changed=changed, **result)
 
 

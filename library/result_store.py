@@ -107,9 +107,17 @@ options:
     description: Replace a point already stored (its stale raw files are removed).
     type: bool
     default: false
+  replace_invalid:
+    description:
+      - Replace a point already stored only when it is an invalid measurement; the old document and its
+        raw outputs move to C(superseded/<point_id>.<n>/) (a valid point is still refused).
+      - The sweep sets it with C(-e testbed_remeasure_invalid=true).
+    type: bool
+    default: false
   fault:
     description:
-      - "Store a lab fault instead of a result: C({attempt: N, evidence: ...}). The point was measured
+      - "Store a lab fault instead of a result: C({evidence: ...}); the store numbers the attempt itself
+        (the point's fault documents so far plus one; C(attempt: N) sets it). The point was measured
         across a broken lab component (a health check found it), so it is not a result: the document goes
         to C(<variant>__<parameters>__fault<N>__rep<R>.json) with C(verdict: fault) and the evidence, the raw outputs beside it,
         and the planned point stays pending, to be measured again after recovery."
@@ -231,6 +239,7 @@ def main():
             sources=dict(type="dict"),
             extra=dict(type="dict"),
             overwrite=dict(type="bool", default=False),
+            replace_invalid=dict(type="bool", default=False),
             fault=dict(type="dict"),
         ),
         supports_check_mode=True,
@@ -244,7 +253,8 @@ def main():
             run_dir, params["point"], params["metrics"], valid, reasons, warnings,
             with_controller(params["environment"]), params["started_at"], params["finished_at"],
             raw=params["raw"], sources=params["sources"], extra=params["extra"],
-            overwrite=params["overwrite"], write=not module.check_mode, fault=params["fault"])
+            overwrite=params["overwrite"], write=not module.check_mode, fault=params["fault"],
+            replace_invalid=params["replace_invalid"])
     except ResultError as exc:
         module.fail_json(msg=f"result_store: {exc}", run_dir=run_dir)
     except IndexWriteError as exc:

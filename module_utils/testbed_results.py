@@ -664,7 +664,7 @@ def _force_hint(run_id):
 
 
 def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
-             estimate_s_per_point=None, now=None, write=True, force=False):
+             estimate_s_per_point=None, now=None, write=True, force=False, remeasure_invalid=False):
     """Create or resume a run directory; return the plan with done flags.
 
     ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
@@ -819,14 +819,19 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     listed = []
     for p in points:
         doc = done.get(p["point_id"])
-        listed.append({"point_id": p["point_id"], "variant": p["variant"], "parameters": p["parameters"],
-                       "repetition": p["repetition"], "done": doc is not None,
-                       "valid": (doc.get("valid") is True) if doc is not None else None})
-    pending = [dict(p) for p in listed if not p["done"]]
+        entry = {"point_id": p["point_id"], "variant": p["variant"], "parameters": p["parameters"],
+                 "repetition": p["repetition"], "done": doc is not None,
+                 "valid": (doc.get("valid") is True) if doc is not None else None}
+        if doc is not None and doc.get("valid") is not True:
+            entry["reasons"] = [str(reason) for reason in doc.get("reasons") or []]
+        listed.append(entry)
+    # remeasure_invalid: a stored invalid measurement is pending again (not a fault document: those never count)
+    pending = [dict(p) for p in listed if not p["done"] or (remeasure_invalid and p["valid"] is not True)]
     durations = [d.get("duration_s") for d in done.values()
                  if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
     header = "Run {}/{} ({}{})".format(experiment, run_id, action, "" if write else ", check mode: nothing written")
-    text = describe_plan(points, set(done), estimate_s_per_point, durations, header=header)
+    counted = set(done) - {p["point_id"] for p in pending}
+    text = describe_plan(points, counted, estimate_s_per_point, durations, header=header)
     if resume_note:
         text += "\nNote: " + resume_note
     return {
@@ -1090,19 +1095,49 @@ def fault_reason(evidence):
     return "lab fault, not a result (measured again after recovery): " + text
 
 
+def fault_documents(run_dir, point_id):
+    """The fault documents stored for the planned point ``point_id`` (file names, sorted by attempt)."""
+    cut = point_id.rindex("__rep")
+    pattern = re.compile(re.escape(point_id[:cut]) + r"__fault(\d+)" + re.escape(point_id[cut:]) + r"\.json$")
+    found = []
+    for name in os.listdir(run_dir) if os.path.isdir(run_dir) else []:
+        match = pattern.match(name)
+        if match:
+            found.append((int(match.group(1)), name))
+    return [name for _number, name in sorted(found)]
+
+
+def run_documents(run_dir):
+    """Every document of a run - its points' results and its fault documents - in file-name order."""
+    documents = []
+    for name in sorted(os.listdir(run_dir)):
+        if name.endswith(".json") and not name.startswith(".") and name not in (RUN_FILE, INDEX_FILE):
+            try:
+                document = _read_json(os.path.join(run_dir, name))
+            except (OSError, ValueError):
+                continue
+            if isinstance(document, dict) and "point_id" in document:
+                documents.append(document)
+    return documents
+
+
 def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, started_at, finished_at,
-                raw=None, sources=None, extra=None, overwrite=False, write=True, fault=None):
+                raw=None, sources=None, extra=None, overwrite=False, write=True, fault=None, replace_invalid=False):
     """Write one point document atomically, its raw files beside it, then refresh the index.
 
     Returns the document.  Raises ResultError (a ValueError, one sentence) for
     a point not in the plan, bad metrics (not flat, nan/inf), bad timestamps,
-    or a point already stored (unless ``overwrite``).  ``write=False`` (check
-    mode) does every check and returns the document without writing.
+    or a point already stored (unless ``overwrite``, or ``replace_invalid`` and
+    the stored document is an invalid measurement: that one is kept under
+    ``superseded/<point_id>.<n>/`` with its raw outputs, see :func:`supersede`).
+    ``write=False`` (check mode) does every check and returns the document
+    without writing.
 
-    ``fault={"attempt": N, "evidence": ...}`` writes a fault document instead:
-    the point was measured across a broken lab component, so it is not a
-    result. It goes to ``<variant>__<parameters>__fault<N>__rep<R>.json``
-    (``verdict: fault``),
+    ``fault={"evidence": ...}`` writes a fault document instead: the point was
+    measured across a broken lab component, so it is not a result. It goes to
+    ``<variant>__<parameters>__fault<N>__rep<R>.json`` (``verdict: fault``),
+    N the next attempt of that point (the store counts them; ``attempt`` in
+    ``fault`` sets it),
     which never makes the planned point done: the point stays pending and is
     measured again.
     """
@@ -1110,9 +1145,13 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     planned = _find_planned(run, point)
     ident = planned["point_id"]
     if fault is not None:
-        attempt = fault.get("attempt") if isinstance(fault, dict) else None
+        if not isinstance(fault, dict):
+            raise ResultError(f"fault must be a mapping with the evidence (and an attempt), got {fault!r}")
+        if fault.get("attempt") is None:
+            fault = dict(fault, attempt=len(fault_documents(run_dir, ident)) + 1)
+        attempt = fault["attempt"]
         if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-            raise ResultError(f"fault must be a mapping with attempt (a whole number >= 1), got {fault!r}")
+            raise ResultError(f"fault attempt must be a whole number >= 1, got {fault!r}")
         cut = ident.rindex("__rep")
         planned = dict(planned, point_id=f"{ident[:cut]}__fault{attempt}{ident[cut:]}")
         planned_id, ident, valid = ident, planned["point_id"], False
@@ -1172,19 +1211,24 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     validate_document(document)
     json.dumps(document, allow_nan=False)
 
+    def replaceable(existing):
+        if existing is None or overwrite or (replace_invalid and existing.get("valid") is not True):
+            return True
+        raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
+
     if not write:
         existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
-        if existing is not None and not overwrite:
-            raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
+        replaceable(existing)
         return document
 
     with _RunLock(run_dir):
         old_raw = []
         existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
-        if existing is not None:
-            if not overwrite:
-                raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
-            old_raw = existing.get("raw_files") or []
+        if replaceable(existing) and existing is not None:
+            if overwrite:
+                old_raw = existing.get("raw_files") or []
+            else:
+                supersede(run_dir, ident, existing)
         # An unreadable leftover (problem is set) is not a stored point: replace it.
         written = []
         try:
@@ -1212,6 +1256,31 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         except OSError as exc:
             raise IndexWriteError(doc_path, exc) from exc
     return document
+
+
+SUPERSEDED_DIR = "superseded"
+
+
+def supersede(run_dir, ident, document):
+    """Move an invalid point's document and raw outputs to ``superseded/<ident>.<n>/`` (n = 1, 2, ...).
+
+    Used when an invalid point is measured again (``replace_invalid``): the
+    new measurement takes the point's name, the old one stays readable.
+    Returns the directory it went to.
+    """
+    number = 1
+    while os.path.exists(os.path.join(run_dir, SUPERSEDED_DIR, f"{ident}.{number}")):
+        number += 1
+    target = os.path.join(run_dir, SUPERSEDED_DIR, f"{ident}.{number}")
+    os.makedirs(os.path.join(target, RAW_DIR))
+    for name in document.get("raw_files") or []:
+        if isinstance(name, str) and name.startswith(RAW_DIR + "/" + ident + ".") and "/" not in name[len(RAW_DIR) + 1:]:
+            source = os.path.join(run_dir, name)
+            if os.path.exists(source):
+                os.rename(source, os.path.join(target, name))
+    os.rename(os.path.join(run_dir, ident + ".json"), os.path.join(target, ident + ".json"))
+    fsync_dir(run_dir)
+    return target
 
 
 def with_controller(environment):

@@ -17,13 +17,16 @@ Pure functions, unit-tested in tests/unit/test_filters_sweep.py:
 * ``sweep_overhead(...)``: wall time of a sweep against the time the load
   itself ran (the orchestration overhead);
 * ``sweep_unbuilt(hosts, hostvars)``: the hosts a sweep needs that its build
-  plays did not mark built, each with the step that failed.
+  plays did not mark built, each with the step that failed;
+* ``sweep_outcome(status, ...)``: what a run ended as, and the exit status
+  ``ansible-playbook`` gives it (callback_plugins/testbed_exit.py).
 """
 
 from __future__ import absolute_import, division, print_function
 
 import itertools
 import math
+import re
 
 try:  # Ansible is there at run time; the tests import the module without it too.
     from ansible.errors import AnsibleFilterError
@@ -410,3 +413,88 @@ def sweep_unbuilt(hosts, hostvars):
         else:
             sentences.append(f"{host}: it was not built (unreachable, or skipped by the build plays)")
     return sentences
+
+
+# The exit status of an experiment playbook (README "Exit status"; callback_plugins/testbed_exit.py).
+# 0, 2 (a task failed that is none of these), 4 (a host unreachable) and 99 (interrupted) are
+# ansible-playbook's own; the testbed adds its outcomes above them.
+EXIT_CODES = {
+    "complete": 0,      # every planned point stored and valid (or invalid for a reason the experiment accepts)
+    "refused": 10,      # an input was refused before any host was touched
+    "unrecovered": 11,  # a lab fault was found and recovery failed
+    "invalid": 12,      # every point stored, some of them invalid
+    "incomplete": 13,   # points are missing for another reason (a host not built, a full disk, ...)
+}
+
+
+def _ids(points, limit=8):
+    ids = [p["point_id"] for p in points]
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def sweep_outcome(status, unrecovered=None, accepted_invalid=None):
+    """What a run ended as: ``{status, exit_code, message, invalid, accepted, pending}``.
+
+    ``status`` is result_run's answer (``points`` with ``done``/``valid``/``reasons``,
+    ``pending``, ``total``); ``unrecovered`` names the components a failed
+    recovery left broken; ``accepted_invalid`` lists regular expressions: an
+    invalid point all of whose reasons match one of them is an accepted
+    result (for example an overload the experiment measures on purpose).
+    """
+    if not isinstance(status, dict) or not isinstance(status.get("points"), list):
+        _fail("sweep_outcome", f"expected result_run's answer with a points list, got {status!r}")
+    patterns = []
+    for pattern in accepted_invalid or []:
+        try:
+            patterns.append(re.compile(str(pattern)))
+        except re.error as exc:
+            _fail("sweep_outcome", f"accepted_invalid pattern {pattern!r} is not a regular expression: {exc}")
+    points = status["points"]
+    total = len(points)
+    pending = [p for p in points if not p.get("done")]
+    done_invalid = [p for p in points if p.get("done") and p.get("valid") is not True]
+    accepted = [p for p in done_invalid
+                if p.get("reasons") and all(any(r.search(reason) for r in patterns) for reason in p["reasons"])]
+    invalid = [p for p in done_invalid if p not in accepted]
+    result = {"invalid": [p["point_id"] for p in invalid], "accepted": [p["point_id"] for p in accepted],
+              "pending": [p["point_id"] for p in pending], "total": total}
+    if unrecovered:
+        names = ", ".join(unrecovered) if isinstance(unrecovered, (list, tuple)) else str(unrecovered)
+        result.update(status="unrecovered", message=(
+            f"a lab fault was not recovered ({names}); {len(pending)} of {total} points are not measured. Repair it "
+            "and run the same command again"))
+    elif pending:
+        result.update(status="incomplete", message=(
+            f"the run is incomplete: {len(pending)} of {total} points are not stored ({_ids(pending)}). Run the same "
+            "command again to measure only those"))
+    elif invalid:
+        first = invalid[0].get("reasons") or ["no reason given"]
+        result.update(status="invalid", message=(
+            f"the run is complete, but {len(invalid)} of {total} points are invalid ({_ids(invalid)}; the first: "
+            f"{_short(first[0])}). Fix the cause and measure them again with -e testbed_remeasure_invalid=true"))
+    else:
+        note = f" ({len(accepted)} invalid for a reason the experiment accepts)" if accepted else ""
+        result.update(status="complete", message=f"every one of the {total} points is a valid measurement{note}")
+    result["exit_code"] = EXIT_CODES[result["status"]]
+    return result
+
+
+def exit_status(outcome, refused=None, failed=False):
+    """``(exit code, sentence)`` of an experiment playbook, or ``(None, None)`` to keep ansible-playbook's own.
+
+    ``outcome`` is the sweep's ``testbed_outcome`` (None when the sweep did not
+    end, e.g. ``--tags plan``); ``refused`` the message of a refused input;
+    ``failed`` whether any host failed or was unreachable. A refusal wins; an
+    unrecovered fault or missing points give their code even though a task
+    failed (they are why it failed); a complete run, with or without invalid
+    points, gives its code only when nothing failed - a failed cleanup keeps
+    ansible-playbook's 2.
+    """
+    if refused:
+        return EXIT_CODES["refused"], f"input refused before any host was touched: {_short(refused, 400)}"
+    if not isinstance(outcome, dict) or outcome.get("status") not in EXIT_CODES:
+        return None, None
+    if outcome["status"] in ("unrecovered", "incomplete") or not failed:
+        return EXIT_CODES[outcome["status"]], outcome.get("message", "")
+    return None, None
+

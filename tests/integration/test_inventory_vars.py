@@ -11,6 +11,7 @@ testbed_validate role stops the play with a sentence saying how to fix it.
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -61,3 +62,14 @@ def test_inventory_without_link_is_stopped_with_a_fix(tmp_path):
     result = task_result(proc, "Check that the shared defaults (group_vars/all) were loaded")
     assert result["failed"] is True
     assert "000_shared" in result["msg"]
+
+
+@pytest.mark.parametrize("inventory", ["inventories/example_hardware", "inventories/lab-ssh", "inventories/lab"])
+def test_the_controller_never_uses_become_unless_asked(inventory):
+    """Controller tasks (plan, store, report) run as the operator: results are theirs, no sudo needed."""
+    proc = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", inventory, "--host", "localhost"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg")))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout).get("ansible_become", False) is False
+

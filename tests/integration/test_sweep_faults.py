@@ -13,7 +13,7 @@ import os
 import sys
 
 import playbook_run
-from playbook_run import assert_ok
+from playbook_run import assert_ok, why
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -108,7 +108,7 @@ def test_a_guest_whose_build_failed_is_never_measured(tmp_path):
     """A host the points need failed while it was built: no point is stored, cleanup and the report run,
     the exit is non-zero and the message names the host and the failed step."""
     proc = play(tmp_path, "-e", "fault_toy_build_fails=true")
-    assert proc.returncode != 0, proc.stdout[-3000:]
+    assert proc.returncode == 13, why(proc)
     assert ("Not measuring: fault-toy-guest: building it failed at 'Install the toy service': "
             "the toy service's package is broken (fault_toy_build_fails)") in proc.stdout, proc.stdout[-3000:]
     assert docs(tmp_path) == {}
@@ -117,4 +117,32 @@ def test_a_guest_whose_build_failed_is_never_measured(tmp_path):
     again = play(tmp_path)
     assert_ok(again)
     assert set(docs(tmp_path)) >= {"a__rep1", "b__rep1", "c__rep1"}
+
+
+def test_exit_status_says_how_the_run_ended(tmp_path):
+    """11 fault not recovered, 12 complete with invalid points (the count printed last), 0 once they are
+    measured again with testbed_remeasure_invalid. Refused input (10) is tested in test_sweep_example.py,
+    interrupted (99) in test_sweep_interrupts.py, a host not built (13) above."""
+    unrecovered = play(tmp_path, "-e", "fault_toy_recover_works=false")
+    assert unrecovered.returncode == 11, why(unrecovered)
+    assert "Exit status 11 (unrecovered): a lab fault was not recovered (toy-service)" in unrecovered.stdout
+
+    invalid = play(tmp_path, "-e", '{"fault_toy_invalid": ["c"], "fault_toy_break": []}')
+    assert invalid.returncode == 12, why(invalid)
+    last = invalid.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("Exit status 12 (invalid): the run is complete, but 1 of 3 points are invalid (c__rep1;"), last
+    assert docs(tmp_path)["c__rep1"]["valid"] is False
+
+    # resumed as it is: nothing to measure, the same verdict
+    again = play(tmp_path, "-e", '{"fault_toy_invalid": ["c"], "fault_toy_break": []}')
+    assert again.returncode == 12 and "Nothing to do" in again.stdout, why(again)
+
+    # the cause fixed, the invalid point measured again; the old document is kept aside
+    fixed = play(tmp_path, "-e", '{"fault_toy_break": []}', "-e", "testbed_remeasure_invalid=true")
+    assert_ok(fixed)
+    assert fixed.stdout.rstrip().splitlines()[-1].startswith("Exit status 0 (complete): every one of the 3 points")
+    found = docs(tmp_path)
+    assert found["c__rep1"]["valid"] is True and found["a__rep1"]["valid"] is True
+    (superseded,) = glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "superseded" / "c__rep1.1" / "c__rep1.json"))
+    assert json.load(open(superseded))["valid"] is False
 

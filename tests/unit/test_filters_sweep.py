@@ -1,9 +1,12 @@
 """The sweep skeleton's arithmetic (module_utils/testbed_sweep.py, filters in filter_plugins/testbed_sweep.py)."""
 import pytest
 from ansible.module_utils.testbed_sweep import (
+    EXIT_CODES,
     AnsibleFilterError,
     check_choices,
     delta_seconds,
+    exit_status,
+    sweep_outcome,
     sweep_overhead,
     sweep_plan,
     sweep_progress,
@@ -147,7 +150,7 @@ def test_delta_seconds():
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
                                              "sweep_result_lines", "delta_seconds", "workload_result",
-                                             "sweep_unbuilt"}
+                                             "sweep_unbuilt", "sweep_outcome"}
 
 
 RUN = {"tool": "iperf3", "argv": ["env", "LC_ALL=C", "iperf3", "-c", "x"], "host": "h", "rc": 0, "finished": True,
@@ -216,4 +219,53 @@ def test_sweep_unbuilt_names_each_host_not_built_with_its_failed_step():
     ]
     with pytest.raises(AnsibleFilterError, match="sweep_unbuilt: expected a list"):
         sweep_unbuilt("built", hostvars)
+
+
+def _status(*points):
+    return {"points": [dict(zip(("point_id", "done", "valid", "reasons"), p)) for p in points]}
+
+
+def test_sweep_outcome_from_the_stored_points():
+    complete = sweep_outcome(_status(("a", True, True, None), ("b", True, True, None)))
+    assert (complete["status"], complete["exit_code"]) == ("complete", 0)
+    assert complete["message"] == "every one of the 2 points is a valid measurement"
+    invalid = sweep_outcome(_status(("a", True, True, None), ("b", True, False, ["xz printed no speed"])))
+    assert (invalid["status"], invalid["exit_code"], invalid["invalid"]) == ("invalid", 12, ["b"])
+    assert invalid["message"].startswith("the run is complete, but 1 of 2 points are invalid (b; the first: "
+                                         "xz printed no speed). Fix the cause")
+    pending = sweep_outcome(_status(("a", True, False, ["x"]), ("b", False, None, None)))
+    assert (pending["status"], pending["exit_code"], pending["pending"]) == ("incomplete", 13, ["b"])
+    broken = sweep_outcome(_status(("a", False, None, None)), unrecovered=["lvs-director"])
+    assert (broken["status"], broken["exit_code"]) == ("unrecovered", 11)
+    assert "not recovered (lvs-director)" in broken["message"]
+
+
+def test_sweep_outcome_accepts_invalid_points_only_for_every_reason_listed():
+    status = _status(("a", True, False, ["overload: 12 % errors"]), ("b", True, False, ["overload: 3 %", "no value"]))
+    outcome = sweep_outcome(status, accepted_invalid=["^overload: "])
+    assert outcome["accepted"] == ["a"] and outcome["invalid"] == ["b"] and outcome["exit_code"] == 12
+    only = sweep_outcome(_status(("a", True, False, ["overload: 12 % errors"])), accepted_invalid=["^overload: "])
+    assert only["exit_code"] == 0 and "1 invalid for a reason the experiment accepts" in only["message"]
+    with pytest.raises(AnsibleFilterError, match="accepted_invalid pattern '\\(' is not a regular expression"):
+        sweep_outcome(status, accepted_invalid=["("])
+    with pytest.raises(AnsibleFilterError, match="sweep_outcome: expected result_run's answer"):
+        sweep_outcome([])
+
+
+@pytest.mark.parametrize("outcome, refused, failed, code", [
+    (None, None, False, None),                       # --tags plan: ansible-playbook's own
+    (None, "cpu_scaling_threads item 1 must be at least 1", True, 10),
+    ({"status": "complete", "message": "ok"}, "typo", True, 10),   # a refusal wins
+    ({"status": "complete", "message": "ok"}, None, False, 0),
+    ({"status": "complete", "message": "ok"}, None, True, None),   # cleanup failed after a complete run: 2 stays
+    ({"status": "invalid", "message": "1 invalid"}, None, False, 12),
+    ({"status": "invalid", "message": "1 invalid"}, None, True, None),
+    ({"status": "incomplete", "message": "2 missing"}, None, True, 13),
+    ({"status": "unrecovered", "message": "broken"}, None, True, 11),
+])
+def test_exit_status(outcome, refused, failed, code):
+    got, message = exit_status(outcome, refused, failed)
+    assert got == code
+    assert (message is None) == (code is None)
+    assert set(EXIT_CODES.values()) == {0, 10, 11, 12, 13}
 

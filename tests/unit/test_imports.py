@@ -20,10 +20,12 @@ STANZA = open(os.path.join(ROOT, "filter_plugins", "testbed_sweep.py"), encoding
 # The code that is not a test: modules, module_utils, plugins, scripts, roles' Python.
 CODE = sorted(
     p for pattern in ("library/*.py", "module_utils/*.py", "filter_plugins/*.py", "action_plugins/*.py",
+                      "callback_plugins/*.py",
                       "doc_fragments/*.py", "scripts/*.py", "roles/*/library/*.py", "roles/*/module_utils/*.py",
                       "roles/*/filter_plugins/*.py", "roles/*/files/*.py")
     for p in glob.glob(os.path.join(ROOT, pattern)))
-CONTROLLER = [p for p in CODE if os.sep + "filter_plugins" + os.sep in p or os.sep + "scripts" + os.sep in p]
+CONTROLLER = [p for p in CODE if any(os.sep + where + os.sep in p
+                                     for where in ("filter_plugins", "callback_plugins", "scripts"))]
 FILTER_FILES = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "filter_plugins", "*.py"))
                 + glob.glob(os.path.join(ROOT, "roles", "*", "filter_plugins", "*.py"))}
 SHARED = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "module_utils", "*.py"))

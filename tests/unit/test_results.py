@@ -612,13 +612,20 @@ def test_a_fault_is_stored_beside_the_point_and_leaves_it_pending(tmp_path):
     assert os.path.exists(os.path.join(run["run_dir"], "raw", "wrr__rate-2000__fault1__rep1.httperf.txt"))
     again = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
     assert "wrr__rate-2000__rep1" in [p["point_id"] for p in again["pending"]]
-    # the second attempt's fault and then the real result
-    store(run["run_dir"], point, fault={"attempt": 2, "evidence": evidence})
+    # the second attempt's fault, numbered by the store itself, and then the real result
+    second = store(run["run_dir"], point, fault={"evidence": evidence})
+    assert second["point_id"] == "wrr__rate-2000__fault2__rep1" and second["attempt"] == 2
+    assert testbed_results.fault_documents(run["run_dir"], "wrr__rate-2000__rep1") == [
+        "wrr__rate-2000__fault1__rep1.json", "wrr__rate-2000__fault2__rep1.json"]
     store(run["run_dir"], point)
     done = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
     assert "wrr__rate-2000__rep1" not in [p["point_id"] for p in done["pending"]]
-    with pytest.raises(ResultError, match="fault must be a mapping with attempt"):
+    assert [d["point_id"] for d in testbed_results.run_documents(run["run_dir"])] == [
+        "wrr__rate-2000__fault1__rep1", "wrr__rate-2000__fault2__rep1", "wrr__rate-2000__rep1"]
+    with pytest.raises(ResultError, match="fault attempt must be a whole number >= 1"):
         store(run["run_dir"], point, fault={"attempt": 0})
+    with pytest.raises(ResultError, match="fault must be a mapping with the evidence"):
+        store(run["run_dir"], point, fault="down")
 
 
 def test_check_mode_store_writes_nothing(tmp_path):

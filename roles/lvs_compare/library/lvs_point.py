@@ -147,6 +147,10 @@ options:
     description: Replace a document already stored for this point.
     type: bool
     default: false
+  replace_invalid:
+    description: Replace a stored document only when it is an invalid measurement (kept under C(superseded/)).
+    type: bool
+    default: false
 notes:
   - In check mode the document is computed and checked but nothing is written.
 seealso:
@@ -294,6 +298,7 @@ def main():
             store=dict(type="bool", default=True),
             hold_suspect=dict(type="bool", default=False),
             overwrite=dict(type="bool", default=False),
+            replace_invalid=dict(type="bool", default=False),
         ),
         required_if=[("store", True, ("run_dir",))],
         supports_check_mode=True,
@@ -328,7 +333,8 @@ def main():
             document = store_point(
                 os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
                 with_controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
-                sources=result["sources"], extra=extra, overwrite=p["overwrite"], write=not module.check_mode)
+                sources=result["sources"], extra=extra, overwrite=p["overwrite"], write=not module.check_mode,
+                replace_invalid=p["replace_invalid"])
             ident = document["point_id"]
             path = os.path.join(os.path.abspath(p["run_dir"]), ident + ".json")
     except PointError as exc:
