@@ -234,9 +234,9 @@ def test_report_without_disk_read_has_no_disk_items():
 
 
 def test_report_spec_is_accepted_by_the_renderer():
-    import testbed_report
+    from ansible.module_utils.testbed_report_spec import check_spec
     spec = cc.cc_report(cc.cc_variants(HOSTS, HOSTVARS), ALL, SETTINGS)
-    checked = testbed_report.check_spec(spec)
+    checked = check_spec(spec)
     assert [i["label"] for i in checked["overall_index"]["items"]] == ["disk read", "disk write", "RAM", "CPU"]
     assert len(checked["sections"]) == len(ALL)
 

@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
-import testbed_report as tr
 from conftest import FIXTURES, ROOT
+from testbed_report import main as report_main
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -30,7 +30,7 @@ def run_dir(tmp_path):
 
 
 def _render(run_dir, *args):
-    assert tr.main([run_dir] + list(args)) == 0
+    assert report_main([run_dir] + list(args)) == 0
     with open(os.path.join(run_dir, "report.md"), encoding="utf-8") as handle:
         return handle.read()
 
@@ -286,7 +286,7 @@ def test_environment_differences_are_counted(run_dir):
 def test_run_without_points_exits_2(tmp_path, capsys):
     (tmp_path / "run.json").write_text(json.dumps({"experiment": "x", "run_id": "r", "plan": []}))
     (tmp_path / "index.json").write_text("{}")
-    assert tr.main([str(tmp_path)]) == 2
+    assert report_main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "testbed-report: error: no point documents in" in err
     assert not os.path.exists(str(tmp_path / "report.md"))
@@ -299,12 +299,12 @@ def test_run_without_points_exits_2(tmp_path, capsys):
     (["--format", "md,pdf"], "unknown format(s) pdf"),
 ])
 def test_bad_options_exit_2(run_dir, capsys, args, fragment):
-    assert tr.main([run_dir] + args) == 2
+    assert report_main([run_dir] + args) == 2
     assert fragment in capsys.readouterr().err
 
 
 def test_missing_directory_exits_2(tmp_path, capsys):
-    assert tr.main([str(tmp_path / "nope")]) == 2
+    assert report_main([str(tmp_path / "nope")]) == 2
     assert "is not a directory" in capsys.readouterr().err
 
 

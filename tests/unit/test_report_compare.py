@@ -5,9 +5,10 @@ import os
 import shutil
 
 import pytest
-import testbed_report as tr
 from ansible.module_utils import testbed_stats as stats
+from ansible.module_utils.testbed_report_compare import COMPARE_FIELDS, compare_runs
 from conftest import FIXTURES
+from testbed_report import main as report_main
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
 CELL = "plain__num_conns-300_rate-50__rep{}"
@@ -36,7 +37,7 @@ def _row(rows, variant, rate, metric):
 
 
 def test_compare_rows(runs):
-    rows, info = tr.compare_runs(*runs)
+    rows, info = compare_runs(*runs)
     slow = _row(rows, "plain", 50, "response_time_ms")
     a = [2.1, 0.8, 0.6]
     b = [4.2, 1.6, 1.2]
@@ -61,7 +62,7 @@ def test_compare_rows(runs):
 
 def test_compare_command(runs, tmp_path, capsys):
     out = str(tmp_path / "cmp")
-    assert tr.main(["--compare", runs[0], runs[1], "--out", out]) == 0
+    assert report_main(["--compare", runs[0], runs[1], "--out", out]) == 0
     text = capsys.readouterr().out
     assert text.startswith("# Compare run `20261121T154139Z` (A) with run `20261121T154139Z` (B)\n")
     assert ("| plain | num_conns=300, rate=50 | `response_time_ms` (ms) | 1.167 | 3 | 2.333 | 3 | +100.00 | 0.3496 | no |"
@@ -69,7 +70,7 @@ def test_compare_command(runs, tmp_path, capsys):
     assert "| plain | num_conns=300, rate=50 | `net_io_kb_s` (KB/s) | 65.50 | 3 | 65.50 | 3 | +0.00 | n/a | not testable |" in text
     assert open(os.path.join(out, "compare.md")).read() == text
     rows = list(csv.DictReader(open(os.path.join(out, "compare.csv"))))
-    assert list(rows[0]) == list(tr.COMPARE_FIELDS)
+    assert list(rows[0]) == list(COMPARE_FIELDS)
     slow = [r for r in rows if r["metric"] == "response_time_ms" and json.loads(r["parameters"])["rate"] == 50
             and r["variant"] == "plain"][0]
     assert (slow["n_a"], slow["n_b"], slow["significant"]) == ("3", "3", "no")
@@ -78,11 +79,11 @@ def test_compare_command(runs, tmp_path, capsys):
 
 def test_compare_errors(runs, tmp_path, capsys):
     with pytest.raises(SystemExit):
-        tr.main(["--compare", runs[0]])
+        report_main(["--compare", runs[0]])
     with pytest.raises(SystemExit):
-        tr.main([runs[0], "--compare", runs[0], runs[1]])
+        report_main([runs[0], "--compare", runs[0], runs[1]])
     with pytest.raises(SystemExit):
-        tr.main([runs[0], "--out", str(tmp_path)])
+        report_main([runs[0], "--out", str(tmp_path)])
     capsys.readouterr()
-    assert tr.main(["--compare", runs[0], str(tmp_path / "nope")]) == 2
+    assert report_main(["--compare", runs[0], str(tmp_path / "nope")]) == 2
     assert "is not a directory" in capsys.readouterr().err

@@ -15,9 +15,13 @@ import shutil
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
-import testbed_report as tr
 from ansible.module_utils import testbed_stats as stats
+from ansible.module_utils.testbed_report_derived import overall_rows, relative_rows
+from ansible.module_utils.testbed_report_load import load_run
+from ansible.module_utils.testbed_report_make import make_report
+from ansible.module_utils.testbed_report_spec import check_spec
 from conftest import FIXTURES
+from testbed_report import main as report_main
 
 STUDY = [{"name": "baseline", "hops": []},
          {"name": "1-vnf", "hops": ["firewall"]},
@@ -42,7 +46,7 @@ def _nfv_run(tmp_path, spec):
 
 
 def _md(run_dir, formats=("md", "html", "csv")):
-    tr.make_report(str(run_dir), formats=formats, out=io.StringIO())
+    make_report(str(run_dir), formats=formats, out=io.StringIO())
     return (run_dir / "report.md").read_text()
 
 
@@ -60,8 +64,8 @@ def _section(md, heading):
 def test_relative_equals_nfv_study_tables(tmp_path):
     docs = _nfv_run(tmp_path, {"relative": NFV_RELATIVE})
     derived = nfv_measure_filters.nfv_study_tables(docs, nfv_chain_filters.nfv_topology(STUDY)["scenarios"])["derived"]
-    run, loaded, _problems = tr.load_run(str(tmp_path))
-    rows = tr.relative_rows(run, loaded, tr.check_spec({"relative": NFV_RELATIVE})["relative"])
+    run, loaded, _problems = load_run(str(tmp_path))
+    rows = relative_rows(run, loaded, check_spec({"relative": NFV_RELATIVE})["relative"])
     assert rows["parameters"] == []  # duration_s, protocol and streams are the same everywhere
     by = {(r["metric"], r["variant"]): r for r in rows["rows"]}
     assert [r["variant"] for r in rows["rows"] if r["metric"] == "throughput_gbps"] == ["baseline", "1-vnf", "2-vnf"]
@@ -184,8 +188,8 @@ def _container_run(tmp_path, spec, extra_docs=()):
 
 def test_overall_index_reproduces_table_3_1(tmp_path):
     _container_run(tmp_path, {"overall_index": OVERALL})
-    run, docs, _problems = tr.load_run(str(tmp_path))
-    data = tr.overall_rows(run, docs, tr.check_spec({"overall_index": OVERALL})["overall_index"])
+    run, docs, _problems = load_run(str(tmp_path))
+    data = overall_rows(run, docs, check_spec({"overall_index": OVERALL})["overall_index"])
     assert list(data["variants"]) == ["docker", "lxc", "lxd"]
     for variant, sums, index in (("docker", 3.27, 81.75), ("lxc", 3.46, 86.5), ("lxd", 3.62, 90.5)):
         got = data["variants"][variant]
@@ -289,7 +293,7 @@ def test_where_reads_extra_fields(tmp_path):
 ])
 def test_bad_specs_are_refused(tmp_path, capsys, spec, fragment):
     _container_run(tmp_path, spec)
-    assert tr.main([str(tmp_path), "--format", "md"]) == 2
+    assert report_main([str(tmp_path), "--format", "md"]) == 2
     assert fragment in capsys.readouterr().err
 
 
@@ -337,8 +341,8 @@ def test_overall_index_where_leaves_a_variant_out_without_a_column(tmp_path):
     # container_compare leaves an emulated variant out of the index with where: {variant: [...]}
     spec = dict(OVERALL, where={"variant": ["native", "docker", "lxd"]})
     _container_run(tmp_path, {"overall_index": spec})
-    run, docs, _problems = tr.load_run(str(tmp_path))
-    data = tr.overall_rows(run, docs, tr.check_spec({"overall_index": spec})["overall_index"])
+    run, docs, _problems = load_run(str(tmp_path))
+    data = overall_rows(run, docs, check_spec({"overall_index": spec})["overall_index"])
     assert list(data["variants"]) == ["docker", "lxd"]
     table = _section(_md(tmp_path, formats=("md",)), "## Overall index relative to `native`")
     assert "| metric | docker | lxd | docker (reference) |" in table

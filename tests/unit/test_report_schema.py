@@ -5,7 +5,8 @@ import os
 
 import jsonschema
 import pytest
-import testbed_report as tr
+from ansible.module_utils.testbed_report_base import ReportError
+from ansible.module_utils.testbed_report_spec import check_spec
 from conftest import ROOT
 from test_report_declarative import NFV_RELATIVE, OVERALL, SECTIONS
 
@@ -23,7 +24,7 @@ SPEC = {"title": "t", "x": "rate", "metrics": ["iops"], "higher_is_better": {"la
 
 def test_full_spec_validates_and_is_accepted():
     REPORT.validate(SPEC)
-    checked = tr.check_spec(SPEC)
+    checked = check_spec(SPEC)
     assert [s["title"] for s in checked["sections"]] == ["IOzone", "STREAM", "sysbench CPU", "fio"]
     assert checked["overall_index"]["items"][3] == {"metric": "cpu_time_s", "label": "CPU", "where": {}}
 
@@ -44,5 +45,5 @@ def test_broken_specs_fail_both(path, value):
         target = target[key]
     target[path[-1]] = value
     assert list(REPORT.iter_errors(spec))
-    with pytest.raises(tr.ReportError):
-        tr.check_spec(spec)
+    with pytest.raises(ReportError):
+        check_spec(spec)

@@ -12,7 +12,8 @@ import shutil
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
-import testbed_report as report
+from ansible.module_utils.testbed_report_base import ReportError
+from ansible.module_utils.testbed_report_make import make_report
 from conftest import FIXTURES
 
 STUDY = [{"name": "baseline", "hops": []},
@@ -39,7 +40,7 @@ def test_tables_are_rendered_after_the_notes(tmp_path):
     run = json.loads((tmp_path / "run.json").read_text())
     run["report"] = spec
     (tmp_path / "run.json").write_text(json.dumps(run))
-    report.make_report(str(tmp_path), formats=("md", "html"), out=io.StringIO())
+    make_report(str(tmp_path), formats=("md", "html"), out=io.StringIO())
     text = (tmp_path / "report.md").read_text()
     assert "## Throughput (iperf3, Gbit/s) and throughput drop D_th" in text
     assert "| 1-vnf | firewall | 20.7 \u00b1 6.3 (n=2) | 11.7 % |" in text
@@ -62,8 +63,8 @@ def test_tables_are_rendered_after_the_notes(tmp_path):
 ])
 def test_bad_tables_are_refused(tmp_path, tables, fragment):
     _run_dir(tmp_path, {"tables": tables})
-    with pytest.raises(report.ReportError) as info:
-        report.make_report(str(tmp_path), formats=("md",), out=io.StringIO())
+    with pytest.raises(ReportError) as info:
+        make_report(str(tmp_path), formats=("md",), out=io.StringIO())
     assert fragment in str(info.value)
 
 
@@ -74,7 +75,7 @@ def test_a_table_with_a_chart_gets_its_line_chart(tmp_path):
     tables = [{"title": "Rebuild time per used size", "header": ["system", "rebuild s"],
                "rows": [["zfs", "3.1"], ["ceph", "40"]], "chart": chart, "notes": ["curves below"]}]
     _run_dir(tmp_path, {"title": "NFV", "baseline_variant": "baseline", "metrics": ["throughput_gbps"], "tables": tables})
-    report.make_report(str(tmp_path), formats=("md", "png"), out=io.StringIO())
+    make_report(str(tmp_path), formats=("md", "png"), out=io.StringIO())
     png = tmp_path / "charts" / "table01_Rebuild_time_per_used_size.png"
     assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = (tmp_path / "report.md").read_text()
@@ -82,5 +83,5 @@ def test_a_table_with_a_chart_gets_its_line_chart(tmp_path):
     assert text.index("| ceph | 40 |") < text.index("charts/table01_") < text.index("curves below")
     # without png nothing is drawn and the table stays
     (tmp_path / "charts" / "table01_Rebuild_time_per_used_size.png").unlink()
-    report.make_report(str(tmp_path), formats=("md",), out=io.StringIO())
+    make_report(str(tmp_path), formats=("md",), out=io.StringIO())
     assert "charts/table01_" not in (tmp_path / "report.md").read_text()

@@ -6,8 +6,11 @@ import json
 import os
 
 import pytest
-import testbed_report as tr
 from ansible.module_utils import testbed_results as results
+from ansible.module_utils.testbed_report_base import REASON_CHARS
+from ansible.module_utils.testbed_report_load import load_run
+from ansible.module_utils.testbed_report_make import make_report
+from testbed_report import main as report_main
 
 LONG = ("iperf3 reported 3 retransmits per second and the client's CPU was saturated at 99.8 % during the whole "
         "window, so the throughput is bounded by the load generator and not by the chain: " + "x" * 300)
@@ -41,7 +44,7 @@ def run_dir(tmp_path):
 
 
 def test_one_short_line_per_invalid_point(run_dir):
-    tr.make_report(str(run_dir), formats=("md", "html", "csv"), out=io.StringIO())
+    make_report(str(run_dir), formats=("md", "html", "csv"), out=io.StringIO())
     md = (run_dir / "report.md").read_text()
     verdicts = md[md.index("## Verdicts"):md.index("## Faults")]
     lines = [line for line in verdicts.splitlines() if line.startswith("- \u26a0")]
@@ -49,7 +52,7 @@ def test_one_short_line_per_invalid_point(run_dir):
     first = lines[0].split("repetition 4): ", 1)[1]
     assert first.startswith("iperf3 reported 3 retransmits per second")
     assert first.endswith("\u2026 (+2 more reasons)")
-    assert len(first) - len(" (+2 more reasons)") == tr.REASON_CHARS
+    assert len(first) - len(" (+2 more reasons)") == REASON_CHARS
     assert "second reason" not in verdicts
     assert lines[1].endswith("(b, size=4, repetition 1): one short reason")
     # the full text: an appendix in Markdown ...
@@ -64,7 +67,7 @@ def test_one_short_line_per_invalid_point(run_dir):
 
 
 def test_faults_are_never_results(run_dir):
-    tr.make_report(str(run_dir), formats=("md", "html", "csv"), out=io.StringIO())
+    make_report(str(run_dir), formats=("md", "html", "csv"), out=io.StringIO())
     md = (run_dir / "report.md").read_text()
     assert "- points: 6 measured, 3 valid, 2 invalid, 1 lab fault (not results; see Faults)" in md
     # the fault's 999 Gbit/s is in no table: a = mean of 10, 12, 11 (rep 4 invalid, excluded)
@@ -89,7 +92,7 @@ def test_verdict_field_decides(tmp_path):
             _doc("a__rep2", "a", 12.0, 2, verdict="valid", valid=False),
             _doc("a__rep3", "a", 11.0, 3, verdict="maybe")]
     _run(tmp_path, docs)
-    run, loaded, problems = tr.load_run(str(tmp_path))
+    run, loaded, problems = load_run(str(tmp_path))
     assert [(d["verdict"], d["valid"]) for d in loaded] == [("invalid", False), ("valid", True), ("valid", True)]
     assert "a__rep2.json: verdict 'valid' contradicts valid=false; the verdict decides." in problems
     assert "a__rep3.json: verdict 'maybe' is not one of valid, invalid, fault; its valid flag decides." in problems
@@ -97,7 +100,7 @@ def test_verdict_field_decides(tmp_path):
 
 def test_only_faults_exit_2(tmp_path, capsys):
     _run(tmp_path, [_doc("a__rep1", "a", 1.0, 1, verdict="fault")])
-    assert tr.main([str(tmp_path), "--format", "md"]) == 2
+    assert report_main([str(tmp_path), "--format", "md"]) == 2
     assert "every point document in" in capsys.readouterr().err
 
 
@@ -129,5 +132,5 @@ def test_report_reads_through_the_result_store(tmp_path, monkeypatch):
         return real(run_dir)
 
     monkeypatch.setattr(results, "read_run_dir", spy)
-    tr.load_run(str(tmp_path))
+    load_run(str(tmp_path))
     assert calls == [str(tmp_path)]

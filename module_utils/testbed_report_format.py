@@ -1,0 +1,88 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Formatting numbers, intervals, p-values and cells of the report.
+
+Part of the report (scripts/testbed_report.py is its command line; docs/architecture.md).
+"""
+
+import math
+import re
+
+from ansible.module_utils import testbed_stats as stats
+from ansible.module_utils.testbed_report_base import CLIPPED_MARK, INVALID_MARK, REASON_CHARS, SIGNIFICANT_MARK
+
+
+def _decimals(reference):
+    """Decimals that show about four significant digits of ``reference``."""
+    reference = abs(reference)
+    if reference == 0:
+        return 2
+    return max(0, min(6, 3 - math.floor(math.log10(reference))))
+
+
+def fmt_num(value, reference=None):
+    if value is None:
+        return ""
+    if isinstance(value, int) and reference is None:
+        return str(value)
+    decimals = _decimals(value if reference is None else reference)
+    return f"{value:.{decimals}f}"
+
+
+def fmt_mean_ci(s, clip=False):
+    """``mean ± ci (n)``; ``mean +hi/−lo‡ (n)`` when the interval is clipped at 0; ``mean (1)``."""
+    if s is None:
+        return ""
+    mean = s["mean"]
+    if s["ci_half"] is None:
+        return "{} ({})".format(fmt_num(mean, mean), s["n"])
+    if clip and stats.clip_interval(s)["clipped"]:
+        return "{} +{}/\u2212{}{} ({})".format(fmt_num(mean, mean), fmt_num(s["ci_half"], mean),
+                                               fmt_num(mean, mean), CLIPPED_MARK, s["n"])
+    return "{} \u00b1 {} ({})".format(fmt_num(mean, mean), fmt_num(s["ci_half"], mean), s["n"])
+
+
+def is_clipped(s, clip):
+    return bool(clip and s is not None and stats.clip_interval(s)["clipped"])
+
+
+def fmt_cell(cell, clip=False):
+    """``mean ± ci (n)``; ``mean (1)`` for a single value; blank without values; ⚠ when invalid."""
+    if cell is None:
+        return ""
+    text = fmt_mean_ci(cell["summary"], clip)
+    if cell["n_invalid"]:
+        text = (text + " " + INVALID_MARK).strip()
+    return text
+
+
+def fmt_p(p):
+    if p is None:
+        return ""
+    if p < 0.0001:
+        return "<0.0001"
+    return f"{p:.4f}"
+
+
+def _metric_title(model, metric):
+    unit = model.unit(metric)
+    return f"`{metric}` ({unit})" if unit else f"`{metric}`"
+
+
+def _safe_name(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "metric"
+
+
+def _shorten(text, limit=REASON_CHARS):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+
+
+def welch(a_values, b_values):
+    """Welch test of a against b as (p or None, significance cell, test result or None)."""
+    if not a_values or not b_values:
+        return None, "n/a", None
+    test = stats.welch_test(a_values, b_values, alpha=0.05)
+    if not test["testable"]:
+        return None, "not testable", test
+    return test["p_value"], SIGNIFICANT_MARK if test["significant"] else "no", test
