@@ -683,8 +683,51 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     ``plan_history`` keeps the previous parameters and plan hash.
     ``run_parameters=None`` compares nothing (the stored ones are kept).  A
     ``run.json`` that cannot be read is an error naming the file.  With
-    ``write=False`` (check mode) nothing is written.
+    ``write=False`` (check mode) nothing is written.  ``remeasure_invalid``
+    lists the points stored as invalid measurements as pending again.
+
+    The steps: check the arguments, choose the run, create or update its
+    ``run.json``, write it, list the plan's points.
     """
+    run_id = _check_open_arguments(experiment, run_id, force, run_parameters, report, estimate_s_per_point)
+    points = normalize_plan(plan)
+    now = now or _utcnow()
+    request = {"experiment": experiment, "experiment_dir": os.path.join(results_root, experiment),
+               "run_id": run_id, "points": points, "plan_hash": plan_hash(points), "run_parameters": run_parameters,
+               "report": report, "force": force, "now": now, "stamp": format_timestamp(now)}
+    chosen = _choose_run(request)
+    run_dir = os.path.join(request["experiment_dir"], chosen["run_id"])
+    if chosen["run"] is None:
+        run, changed, action = _new_run_file(request, chosen["run_id"]), True, "created"
+    else:
+        run, changed, action = _update_run_file(request, chosen)
+    if changed and write:
+        _write_run_file(run_dir, run, now)
+    listing = _list_points(run_dir, run, points, remeasure_invalid)
+    header = "Run {}/{} ({}{})".format(experiment, chosen["run_id"], action,
+                                       "" if write else ", check mode: nothing written")
+    text = describe_plan(points, listing["counted"], estimate_s_per_point, listing["durations"], header=header)
+    if chosen["resume_note"]:
+        text += "\nNote: " + chosen["resume_note"]
+    return {
+        "run_id": chosen["run_id"],
+        "run_dir": run_dir,
+        "experiment": experiment,
+        "action": action,
+        "changed": changed,
+        "plan_hash": run["plan_hash"],
+        "points": listing["points"],
+        "pending": listing["pending"],
+        "done_count": len(listing["points"]) - len(listing["pending"]),
+        "total": len(listing["points"]),
+        "run_total": len(run["plan"]),
+        "plan_text": text,
+        "resume_note": chosen["resume_note"],
+    }
+
+
+def _check_open_arguments(experiment, run_id, force, run_parameters, report, estimate_s_per_point):
+    """Refuse what open_run cannot use (one sentence each); return the run id (None is auto)."""
     check_name(experiment, "experiment")
     if run_id is None:
         run_id = "auto"
@@ -703,118 +746,128 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     _check_finite(report or {}, "report")
     if estimate_s_per_point is not None and not _is_finite_number(estimate_s_per_point, minimum=0):
         raise ResultError(f"estimate_s_per_point must be a finite number of seconds >= 0, got {estimate_s_per_point!r}")
-    points = normalize_plan(plan)
-    wanted_hash = plan_hash(points)
-    now = now or _utcnow()
-    stamp = format_timestamp(now)
-    experiment_dir = os.path.join(results_root, experiment)
+    return run_id
 
-    run = None
-    action = "created"
-    resume_note = None
-    forced_changes = []
+
+def _choose_run(request):
+    """Which run to open: ``{run_id, run (None: a new one), resume_note, forced_changes}``."""
+    experiment_dir, run_id = request["experiment_dir"], request["run_id"]
+    run_parameters = request["run_parameters"]
+    chosen = {"run_id": run_id, "run": None, "resume_note": None, "forced_changes": []}
     if run_id == "auto":
         same_plan = [(name, candidate) for _created, name, candidate in _existing_runs(experiment_dir)
-                     if candidate.get("plan_hash") == wanted_hash]
+                     if candidate.get("plan_hash") == request["plan_hash"]]
         for name, candidate in same_plan:
             if run_parameters is None or not parameter_changes(candidate.get("run_parameters"), run_parameters):
-                run_id, run, action = name, candidate, "resumed"
+                chosen.update(run_id=name, run=candidate)
                 break
-        if same_plan and (run is None or run_id != same_plan[0][0]):
+        if same_plan and (chosen["run"] is None or chosen["run_id"] != same_plan[0][0]):
             newest = same_plan[0][0]
             changes = describe_changes(parameter_changes(same_plan[0][1].get("run_parameters"), run_parameters))
-            if run is None:
-                resume_note = (f"not resuming run {newest} (same plan): its run_parameters differ ({changes}); "
-                               f"starting a new run. To continue {newest} with the new parameters anyway: "
-                               f"{_force_hint(newest)}")
+            if chosen["run"] is None:
+                chosen["resume_note"] = (
+                    f"not resuming run {newest} (same plan): its run_parameters differ ({changes}); starting a new "
+                    f"run. To continue {newest} with the new parameters anyway: {_force_hint(newest)}")
             else:
-                resume_note = (f"resuming run {run_id}, the newest with this plan and these run_parameters; "
-                               f"the newer run {newest} has other run_parameters ({changes})")
-        if run is None:
-            run_id = _new_run_id(experiment_dir, now)
+                chosen["resume_note"] = (
+                    f"resuming run {chosen['run_id']}, the newest with this plan and these run_parameters; "
+                    f"the newer run {newest} has other run_parameters ({changes})")
+        if chosen["run"] is None:
+            chosen["run_id"] = _new_run_id(experiment_dir, request["now"])
     elif run_id == "new":
-        run_id = _new_run_id(experiment_dir, now)
+        chosen["run_id"] = _new_run_id(experiment_dir, request["now"])
     elif os.path.isfile(os.path.join(experiment_dir, run_id, RUN_FILE)):
         run = load_run_file(os.path.join(experiment_dir, run_id))
-        action = "resumed"
-        if run.get("experiment") != experiment:
-            raise ResultError("run {} belongs to experiment {!r}, not {!r}".format(run_id, run.get("experiment"), experiment))
+        chosen["run"] = run
+        if run.get("experiment") != request["experiment"]:
+            raise ResultError("run {} belongs to experiment {!r}, not {!r}".format(
+                run_id, run.get("experiment"), request["experiment"]))
         if run_parameters is not None:
-            forced_changes = parameter_changes(run.get("run_parameters"), run_parameters)
-            if forced_changes and not force:
+            chosen["forced_changes"] = parameter_changes(run.get("run_parameters"), run_parameters)
+            if chosen["forced_changes"] and not request["force"]:
                 raise ResultError(
-                    f"run {run_id} was measured with other run_parameters ({describe_changes(forced_changes)}); "
-                    "resuming it would mix two setups in one run. Start a new run (-e testbed_run_id=new, or auto), "
+                    f"run {run_id} was measured with other run_parameters "
+                    f"({describe_changes(chosen['forced_changes'])}); resuming it would mix two setups in one run. "
+                    "Start a new run (-e testbed_run_id=new, or auto), "
                     f"or continue this one anyway with {_force_hint(run_id)}: run.json then keeps the old "
                     "parameters and plan hash in plan_history")
     elif os.path.exists(os.path.join(experiment_dir, run_id)) and os.listdir(os.path.join(experiment_dir, run_id)):
-        raise ResultError(f"{os.path.join(experiment_dir, run_id)} exists but has no {RUN_FILE}; refusing to turn it into a run")
+        raise ResultError(f"{os.path.join(experiment_dir, run_id)} exists but has no {RUN_FILE}; "
+                          "refusing to turn it into a run")
+    return chosen
 
-    run_dir = os.path.join(experiment_dir, run_id)
+
+def _new_run_file(request, run_id):
+    """The ``run.json`` of a new run."""
+    points, stamp = request["points"], request["stamp"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "experiment": request["experiment"],
+        "run_id": run_id,
+        "created": stamp,
+        "plan": points,
+        "plan_hash": request["plan_hash"],
+        "run_parameters": dict(request["run_parameters"] or {}),
+        "report": dict(request["report"] or {}),
+        "plan_history": [{"at": stamp, "event": "created", "plan_hash": request["plan_hash"],
+                          "points": len(points), "added": [p["point_id"] for p in points]}],
+    }
+
+
+def _update_run_file(request, chosen):
+    """An existing run's ``run.json`` with the requested plan merged in: ``(run, changed, action)``."""
+    run, stamp = chosen["run"], request["stamp"]
+    previous_hash = run["plan_hash"]
+    run.setdefault("plan_history", [])
+    run.setdefault("run_parameters", {})
+    run.setdefault("report", {})
     changed = False
-    if run is None:
-        run = {
-            "schema_version": SCHEMA_VERSION,
-            "experiment": experiment,
-            "run_id": run_id,
-            "created": stamp,
-            "plan": points,
-            "plan_hash": wanted_hash,
-            "run_parameters": dict(run_parameters or {}),
-            "report": dict(report or {}),
-            "plan_history": [{"at": stamp, "event": "created", "plan_hash": wanted_hash,
-                              "points": len(points), "added": [p["point_id"] for p in points]}],
-        }
+    known = {p["point_id"] for p in run["plan"]}
+    added = [p for p in request["points"] if p["point_id"] not in known]
+    if added:
+        run["plan"] = list(run["plan"]) + added
+        run["plan_hash"] = plan_hash(run["plan"])
+        run["plan_history"].append({"at": stamp, "event": "extended", "plan_hash": run["plan_hash"],
+                                    "requested_plan_hash": request["plan_hash"], "points": len(run["plan"]),
+                                    "added": [p["point_id"] for p in added]})
         changed = True
-    else:
-        previous_hash = run["plan_hash"]
-        run.setdefault("plan_history", [])
-        run.setdefault("run_parameters", {})
-        run.setdefault("report", {})
-        known = {p["point_id"] for p in run["plan"]}
-        added = [p for p in points if p["point_id"] not in known]
-        if added:
-            run["plan"] = list(run["plan"]) + added
-            run["plan_hash"] = plan_hash(run["plan"])
-            run["plan_history"].append({"at": stamp, "event": "extended", "plan_hash": run["plan_hash"],
-                                        "requested_plan_hash": wanted_hash, "points": len(run["plan"]),
-                                        "added": [p["point_id"] for p in added]})
-            changed = True
-        if forced_changes:
-            run["plan_history"].append({
-                "at": stamp, "event": "forced", "plan_hash": run["plan_hash"], "points": len(run["plan"]),
-                "added": [], "updated": ["run_parameters"],
-                "changed_keys": [key for key, _old, _new in forced_changes],
-                "previous_run_parameters": run.get("run_parameters", {}),
-                "previous_plan_hash": previous_hash})
-            run["run_parameters"] = dict(run_parameters)
-            changed = True
-        updates = []
-        if report is not None and run.get("report") != report:
-            run["report"] = dict(report)
-            updates.append("report")
-        if updates:
-            run["plan_history"].append({"at": stamp, "event": "updated", "plan_hash": run["plan_hash"],
-                                        "points": len(run["plan"]), "added": [], "updated": updates})
-            changed = True
-        if added:
-            action = "extended"
+    if chosen["forced_changes"]:
+        run["plan_history"].append({
+            "at": stamp, "event": "forced", "plan_hash": run["plan_hash"], "points": len(run["plan"]),
+            "added": [], "updated": ["run_parameters"],
+            "changed_keys": [key for key, _old, _new in chosen["forced_changes"]],
+            "previous_run_parameters": run.get("run_parameters", {}),
+            "previous_plan_hash": previous_hash})
+        run["run_parameters"] = dict(request["run_parameters"])
+        changed = True
+    report = request["report"]
+    if report is not None and run.get("report") != report:
+        run["report"] = dict(report)
+        run["plan_history"].append({"at": stamp, "event": "updated", "plan_hash": run["plan_hash"],
+                                    "points": len(run["plan"]), "added": [], "updated": ["report"]})
+        changed = True
+    return run, changed, "extended" if added else "resumed"
 
-    if changed and write:
-        made = not os.path.isdir(run_dir)
+
+def _write_run_file(run_dir, run, now):
+    """Write ``run.json`` and the index; a run directory made just now is removed again when that fails."""
+    made = not os.path.isdir(run_dir)
+    if made:
+        os.makedirs(run_dir)
+    try:
+        with _RunLock(run_dir):
+            write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
+            refresh_index(run_dir, run=run, now=now)
+    except BaseException:
+        # A run directory made just now holds no point: leave no empty run behind
+        # (e.g. on a full filesystem); an existing run keeps its old run.json.
         if made:
-            os.makedirs(run_dir)
-        try:
-            with _RunLock(run_dir):
-                write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
-                refresh_index(run_dir, run=run, now=now)
-        except BaseException:
-            # A run directory made just now holds no point: leave no empty run behind
-            # (e.g. on a full filesystem); an existing run keeps its old run.json.
-            if made:
-                shutil.rmtree(run_dir, ignore_errors=True)
-            raise
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
 
+
+def _list_points(run_dir, run, points, remeasure_invalid):
+    """The requested points with done/valid (and an invalid one's reasons), the pending ones, the durations."""
     done = _done_ids(run_dir, run)
     listed = []
     for p in points:
@@ -829,26 +882,8 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     pending = [dict(p) for p in listed if not p["done"] or (remeasure_invalid and p["valid"] is not True)]
     durations = [d.get("duration_s") for d in done.values()
                  if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
-    header = "Run {}/{} ({}{})".format(experiment, run_id, action, "" if write else ", check mode: nothing written")
-    counted = set(done) - {p["point_id"] for p in pending}
-    text = describe_plan(points, counted, estimate_s_per_point, durations, header=header)
-    if resume_note:
-        text += "\nNote: " + resume_note
-    return {
-        "run_id": run_id,
-        "run_dir": run_dir,
-        "experiment": experiment,
-        "action": action,
-        "changed": changed,
-        "plan_hash": run["plan_hash"],
-        "points": listed,
-        "pending": pending,
-        "done_count": len(listed) - len(pending),
-        "total": len(listed),
-        "run_total": len(run["plan"]),
-        "plan_text": text,
-        "resume_note": resume_note,
-    }
+    return {"points": listed, "pending": pending, "durations": durations,
+            "counted": set(done) - {p["point_id"] for p in pending}}
 
 
 # ---------------------------------------------------------------------------
@@ -1143,73 +1178,21 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     """
     run = load_run_file(run_dir)
     planned = _find_planned(run, point)
-    ident = planned["point_id"]
+    planned_id = planned["point_id"]
     if fault is not None:
-        if not isinstance(fault, dict):
-            raise ResultError(f"fault must be a mapping with the evidence (and an attempt), got {fault!r}")
-        if fault.get("attempt") is None:
-            fault = dict(fault, attempt=len(fault_documents(run_dir, ident)) + 1)
-        attempt = fault["attempt"]
-        if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-            raise ResultError(f"fault attempt must be a whole number >= 1, got {fault!r}")
-        cut = ident.rindex("__rep")
-        planned = dict(planned, point_id=f"{ident[:cut]}__fault{attempt}{ident[cut:]}")
-        planned_id, ident, valid = ident, planned["point_id"], False
+        planned, fault = _fault_point(run_dir, planned, fault)
+        valid = False
         reasons = [fault_reason(fault.get("evidence"))] + _string_list(reasons, "reasons")
-    if not isinstance(metrics, dict):
-        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
-    reasons = _string_list(reasons, "reasons")
-    warnings = _string_list(warnings, "warnings")
-    environment = normalize_environment(environment)
-    started = parse_timestamp(started_at, "started_at")
-    finished = parse_timestamp(finished_at, "finished_at")
-    duration = (finished - started).total_seconds()
-    if duration < 0:
-        raise ResultError(f"finished_at {format_timestamp(finished)} is before started_at {format_timestamp(started)}")
-    raw = raw or {}
-    if not isinstance(raw, dict):
-        raise ResultError(f"raw must be a mapping of name -> text, got {raw!r}")
-    for name, text in raw.items():
-        if not isinstance(name, str) or not _RAW_NAME.match(name):
-            raise ResultError(f"raw file name {name!r} is not safe (letters, digits, '_', '.', '-')")
-        if not isinstance(text, str):
-            raise ResultError(f"raw.{name} must be text, got {type(text).__name__}")
-    clean_sources = {}
-    for name, result in (sources or {}).items():
-        if not isinstance(result, dict):
-            raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
-        clean_sources[name] = {k: v for k, v in result.items() if k != "raw"}
-    if extra is not None and not isinstance(extra, dict):
-        raise ResultError(f"extra must be a mapping, got {extra!r}")
-
-    doc_path = os.path.join(run_dir, ident + ".json")
-    raw_files = [f"{RAW_DIR}/{ident}.{name}" for name in sorted(raw)]
-    document = {
-        "schema_version": SCHEMA_VERSION,
-        "experiment": run["experiment"],
-        "run_id": run["run_id"],
-        "point_id": ident,
-        "variant": planned["variant"],
-        "parameters": planned["parameters"],
-        "repetition": planned["repetition"],
-        "metrics": dict(metrics),
-        "units": units_for(metrics),
-        "valid": valid,
-        "reasons": reasons,
-        "warnings": warnings,
-        "environment": environment,
-        "started_at": format_timestamp(started),
-        "finished_at": format_timestamp(finished),
-        "duration_s": round(duration, 6),
-        "raw_files": raw_files,
-        "sources": clean_sources,
-        "extra": dict(extra or {}),
-    }
+    document = _point_document(run, planned, {
+        "metrics": metrics, "valid": valid, "reasons": reasons, "warnings": warnings, "environment": environment,
+        "started_at": started_at, "finished_at": finished_at, "raw": raw or {}, "sources": sources, "extra": extra})
     if fault is not None:
         document.update(verdict="fault", evidence=fault.get("evidence"), attempt=fault["attempt"],
                         planned_point_id=planned_id)
     validate_document(document)
     json.dumps(document, allow_nan=False)
+    ident = document["point_id"]
+    doc_path = os.path.join(run_dir, ident + ".json")
 
     def replaceable(existing):
         if existing is None or overwrite or (replace_invalid and existing.get("valid") is not True):
@@ -1230,32 +1213,103 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
             else:
                 supersede(run_dir, ident, existing)
         # An unreadable leftover (problem is set) is not a stored point: replace it.
-        written = []
-        try:
-            for name in sorted(raw):
-                raw_path = os.path.join(run_dir, RAW_DIR, f"{ident}.{name}")
-                if not os.path.exists(raw_path):
-                    written.append(raw_path)
-                _write_text_atomic(raw_path, raw[name])
-            write_json_atomic(doc_path, document)
-        except BaseException:
-            # No document, so no point: leave no raw files of it behind either.
-            for raw_path in written:
-                if os.path.exists(raw_path):
-                    os.unlink(raw_path)
-            raise
-        for stale in old_raw:
-            if stale not in raw_files and isinstance(stale, str) and stale.startswith(RAW_DIR + "/" + ident + "."):
-                try:
-                    os.unlink(os.path.join(run_dir, stale))
-                except OSError as exc:
-                    if exc.errno != errno.ENOENT:
-                        raise
+        _write_point(run_dir, document, raw or {}, old_raw)
         try:
             refresh_index(run_dir, run=run)
         except OSError as exc:
             raise IndexWriteError(doc_path, exc) from exc
     return document
+
+
+def _fault_point(run_dir, planned, fault):
+    """The planned point renamed as this fault's document (``__fault<N>`` before ``__rep``), and the fault."""
+    ident = planned["point_id"]
+    if not isinstance(fault, dict):
+        raise ResultError(f"fault must be a mapping with the evidence (and an attempt), got {fault!r}")
+    if fault.get("attempt") is None:
+        fault = dict(fault, attempt=len(fault_documents(run_dir, ident)) + 1)
+    attempt = fault["attempt"]
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        raise ResultError(f"fault attempt must be a whole number >= 1, got {fault!r}")
+    cut = ident.rindex("__rep")
+    return dict(planned, point_id=f"{ident[:cut]}__fault{attempt}{ident[cut:]}"), fault
+
+
+def _point_document(run, planned, given):
+    """The document of one point from what the caller gave (checked field by field, one sentence each)."""
+    metrics, raw, sources, extra = given["metrics"], given["raw"], given["sources"], given["extra"]
+    if not isinstance(metrics, dict):
+        raise ResultError(f"metrics must be a flat mapping of name -> number, string, boolean or null, got {type(metrics).__name__}")
+    reasons = _string_list(given["reasons"], "reasons")
+    warnings = _string_list(given["warnings"], "warnings")
+    environment = normalize_environment(given["environment"])
+    started = parse_timestamp(given["started_at"], "started_at")
+    finished = parse_timestamp(given["finished_at"], "finished_at")
+    duration = (finished - started).total_seconds()
+    if duration < 0:
+        raise ResultError(f"finished_at {format_timestamp(finished)} is before started_at {format_timestamp(started)}")
+    if not isinstance(raw, dict):
+        raise ResultError(f"raw must be a mapping of name -> text, got {raw!r}")
+    for name, text in raw.items():
+        if not isinstance(name, str) or not _RAW_NAME.match(name):
+            raise ResultError(f"raw file name {name!r} is not safe (letters, digits, '_', '.', '-')")
+        if not isinstance(text, str):
+            raise ResultError(f"raw.{name} must be text, got {type(text).__name__}")
+    clean_sources = {}
+    for name, result in (sources or {}).items():
+        if not isinstance(result, dict):
+            raise ResultError(f"sources.{name} must be a parser result mapping, got {result!r}")
+        clean_sources[name] = {k: v for k, v in result.items() if k != "raw"}
+    if extra is not None and not isinstance(extra, dict):
+        raise ResultError(f"extra must be a mapping, got {extra!r}")
+    ident = planned["point_id"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "experiment": run["experiment"],
+        "run_id": run["run_id"],
+        "point_id": ident,
+        "variant": planned["variant"],
+        "parameters": planned["parameters"],
+        "repetition": planned["repetition"],
+        "metrics": dict(metrics),
+        "units": units_for(metrics),
+        "valid": given["valid"],
+        "reasons": reasons,
+        "warnings": warnings,
+        "environment": environment,
+        "started_at": format_timestamp(started),
+        "finished_at": format_timestamp(finished),
+        "duration_s": round(duration, 6),
+        "raw_files": [f"{RAW_DIR}/{ident}.{name}" for name in sorted(raw)],
+        "sources": clean_sources,
+        "extra": dict(extra or {}),
+    }
+
+
+def _write_point(run_dir, document, raw, old_raw):
+    """Raw files, then the document (the document makes the point); stale raw files of an overwritten one go."""
+    ident = document["point_id"]
+    written = []
+    try:
+        for name in sorted(raw):
+            raw_path = os.path.join(run_dir, RAW_DIR, f"{ident}.{name}")
+            if not os.path.exists(raw_path):
+                written.append(raw_path)
+            _write_text_atomic(raw_path, raw[name])
+        write_json_atomic(os.path.join(run_dir, ident + ".json"), document)
+    except BaseException:
+        # No document, so no point: leave no raw files of it behind either.
+        for raw_path in written:
+            if os.path.exists(raw_path):
+                os.unlink(raw_path)
+        raise
+    for stale in old_raw:
+        if stale not in document["raw_files"] and isinstance(stale, str) and stale.startswith(RAW_DIR + "/" + ident + "."):
+            try:
+                os.unlink(os.path.join(run_dir, stale))
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    raise
 
 
 SUPERSEDED_DIR = "superseded"
