@@ -206,13 +206,11 @@ document:
 import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_results import (  # noqa: E402
-    IndexWriteError,
-    ResultError,
+from ansible.module_utils.testbed_results import IndexWriteError, ResultError, write_error_message  # noqa: E402
+from ansible.module_utils.testbed_results_store import (  # noqa: E402
     merge_source_verdicts,
     store_point,
     with_controller,
-    write_error_message,
 )
 
 

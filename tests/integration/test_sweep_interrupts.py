@@ -28,7 +28,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
-from ansible.module_utils.testbed_results import validate_document  # noqa: E402 (after the path above)
+from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402 (after the path above)
 from playbook_run import explain  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)

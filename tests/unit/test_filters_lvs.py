@@ -235,7 +235,8 @@ def test_only_the_virtual_service_fails():
 
 
 def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
-    from ansible.module_utils.testbed_results import open_run, store_point
+    from ansible.module_utils.testbed_results import open_run
+    from ansible.module_utils.testbed_results_store import store_point
     plan = [{"variant": "rr", "parameters": {"rate": 50}, "repetition": 1}]
     run = open_run(str(tmp_path), "lvs_compare", plan, run_id="r1")
     point = dict(run["points"][0], label="rr rate=50 rep 1")

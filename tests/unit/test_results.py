@@ -6,19 +6,18 @@ import json
 import os
 
 import pytest
-from ansible.module_utils import testbed_parse, testbed_results
+from ansible.module_utils import testbed_parse, testbed_results, testbed_results_params, testbed_results_store
 from ansible.module_utils.testbed_results import (
     ResultError,
     build_index,
     leftover_temp_files,
     load_run,
-    merge_source_verdicts,
     open_run,
     plan_hash,
     point_id,
     refresh_index,
-    store_point,
 )
+from ansible.module_utils.testbed_results_store import merge_source_verdicts, store_point
 from helpers import run_module
 
 UTC = datetime.timezone.utc
@@ -255,15 +254,15 @@ def test_auto_resumes_only_a_run_with_the_same_run_parameters(tmp_path):
     ({"hosts": ["a", "b"]}, {"hosts": ["b", "a"]}, False),
 ])
 def test_run_parameters_comparison(old, new, equal):
-    assert (testbed_results.parameter_changes(old, new) == []) is equal
-    assert (testbed_results.parameter_changes(new, old) == []) is equal
+    assert (testbed_results_params.parameter_changes(old, new) == []) is equal
+    assert (testbed_results_params.parameter_changes(new, old) == []) is equal
 
 
 def test_parameter_changes_name_nested_keys():
-    changes = testbed_results.parameter_changes(
+    changes = testbed_results_params.parameter_changes(
         {"iperf3": {"duration_s": 10, "protocol": "tcp"}, "gone": 1},
         {"iperf3": {"duration_s": "30", "protocol": "tcp"}, "new": [1]})
-    assert testbed_results.describe_changes(changes) == (
+    assert testbed_results_params.describe_changes(changes) == (
         "gone: 1 -> (absent); iperf3.duration_s: 10 -> 30; new: (absent) -> [1]")
 
 
@@ -517,7 +516,7 @@ def test_an_existing_run_is_kept_when_its_run_file_cannot_be_rewritten(tmp_path,
 
 def test_a_point_whose_index_cannot_be_refreshed_is_stored_and_says_so(tmp_path, monkeypatch):
     run = open_run(str(tmp_path), "lvs", PLAN)
-    monkeypatch.setattr(testbed_results, "refresh_index", _no_space)
+    monkeypatch.setattr(testbed_results_store, "refresh_index", _no_space)
     with pytest.raises(testbed_results.IndexWriteError) as caught:
         store(run["run_dir"], PLAN[0])
     monkeypatch.undo()
@@ -554,7 +553,7 @@ def test_the_modules_say_no_space_left(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert sorted(os.listdir(str(tmp_path / "lvs"))) == [out["run_id"]]
     assert not [n for n in os.listdir(out["run_dir"]) if n.endswith(".json") and "__rep" in n]
-    monkeypatch.setattr(testbed_results, "refresh_index", _no_space)
+    monkeypatch.setattr(testbed_results_store, "refresh_index", _no_space)
     failed, stored = run_module(result_store, point)
     assert failed and stored["msg"].startswith(
         f"result_store: the point is stored in {out['run_dir']}/rr__rate-1000__rep1.json, but its index.json")
@@ -615,12 +614,12 @@ def test_a_fault_is_stored_beside_the_point_and_leaves_it_pending(tmp_path):
     # the second attempt's fault, numbered by the store itself, and then the real result
     second = store(run["run_dir"], point, fault={"evidence": evidence})
     assert second["point_id"] == "wrr__rate-2000__fault2__rep1" and second["attempt"] == 2
-    assert testbed_results.fault_documents(run["run_dir"], "wrr__rate-2000__rep1") == [
+    assert testbed_results_store.fault_documents(run["run_dir"], "wrr__rate-2000__rep1") == [
         "wrr__rate-2000__fault1__rep1.json", "wrr__rate-2000__fault2__rep1.json"]
     store(run["run_dir"], point)
     done = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
     assert "wrr__rate-2000__rep1" not in [p["point_id"] for p in done["pending"]]
-    assert [d["point_id"] for d in testbed_results.run_documents(run["run_dir"])] == [
+    assert [d["point_id"] for d in testbed_results_store.run_documents(run["run_dir"])] == [
         "wrr__rate-2000__fault1__rep1", "wrr__rate-2000__fault2__rep1", "wrr__rate-2000__rep1"]
     with pytest.raises(ResultError, match="fault attempt must be a whole number >= 1"):
         store(run["run_dir"], point, fault={"attempt": 0})

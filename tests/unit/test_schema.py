@@ -9,9 +9,10 @@ import sys
 
 import jsonschema
 import pytest
-from ansible.module_utils import testbed_results
+from ansible.module_utils import testbed_results_store
 from ansible.module_utils.testbed_parse import unit_of
-from ansible.module_utils.testbed_results import ResultError, open_run, store_point, validate_document
+from ansible.module_utils.testbed_results import ResultError, open_run
+from ansible.module_utils.testbed_results_store import store_point, validate_document
 from ansible.module_utils.testbed_sampling import parse_proc_stat, summarize
 from conftest import ROOT, read_fixture
 
@@ -156,7 +157,7 @@ def test_broken_documents_fail(stored, path, value, delete):
 
 
 def test_the_store_validates_with_the_shipped_schema(stored):
-    validator = testbed_results.schema_validator()
+    validator = testbed_results_store.schema_validator()
     assert validator.schema == POINT.schema
     assert validate_document(stored["doc"]) is stored["doc"]
 
@@ -177,7 +178,7 @@ def test_schema_invalid_point_is_not_stored(tmp_path):
 
 
 def test_missing_jsonschema_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
+    monkeypatch.setattr(testbed_results_store, "_VALIDATORS", {})
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     with pytest.raises(ResultError, match="the Python package jsonschema is missing on the controller"):
         validate_document({})
@@ -185,23 +186,23 @@ def test_missing_jsonschema_is_a_clear_error(monkeypatch):
 
 def test_schema_travels_with_the_module_whatever_the_directory(tmp_path, monkeypatch):
     """A module runs from an AnsiballZ payload: no schemas/ beside it, any working directory, no ANSIBLE_CONFIG."""
-    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
-    monkeypatch.setattr(testbed_results, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results.py"))
+    monkeypatch.setattr(testbed_results_store, "_VALIDATORS", {})
+    monkeypatch.setattr(testbed_results_store, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results_store.py"))
     monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
     monkeypatch.delenv("TESTBED_SCHEMA_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert testbed_results.schema_validator().schema == POINT.schema
-    assert testbed_results.schema_validator("run.schema.json").schema == RUN.schema
+    assert testbed_results_store.schema_validator().schema == POINT.schema
+    assert testbed_results_store.schema_validator("run.schema.json").schema == RUN.schema
 
 
 def test_schema_dir_from_the_environment_overrides_and_names_a_missing_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(testbed_results, "_VALIDATORS", {})
+    monkeypatch.setattr(testbed_results_store, "_VALIDATORS", {})
     schema = dict(POINT.schema, title="changed copy")
     (tmp_path / "result-point.schema.json").write_text(json.dumps(schema))
     monkeypatch.setenv("TESTBED_SCHEMA_DIR", str(tmp_path))
-    assert testbed_results.schema_validator().schema["title"] == "changed copy"
+    assert testbed_results_store.schema_validator().schema["title"] == "changed copy"
     with pytest.raises(ResultError, match=r"cannot read the schema .*run.schema.json \(TESTBED_SCHEMA_DIR is set"):
-        testbed_results.schema_validator("run.schema.json")
+        testbed_results_store.schema_validator("run.schema.json")
 
 
 def test_the_carried_schemas_are_the_files_under_schemas():

@@ -261,10 +261,9 @@ import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_lvs import PointError, evaluate_point, summary_line  # noqa: E402
-from ansible.module_utils.testbed_results import (  # noqa: E402
-    ResultError,
+from ansible.module_utils.testbed_results import ResultError, point_id  # noqa: E402
+from ansible.module_utils.testbed_results_store import (  # noqa: E402
     merge_source_verdicts,
-    point_id,
     store_point,
     with_controller,
 )
