@@ -800,9 +800,11 @@ def _list_points(run_dir, run, points, remeasure_invalid):
                  "valid": (doc.get("valid") is True) if doc is not None else None}
         if doc is not None and doc.get("valid") is not True:
             entry["reasons"] = [str(reason) for reason in doc.get("reasons") or []]
+            # remeasure_invalid: a stored invalid measurement is pending again (fault documents never count)
+            if remeasure_invalid:
+                entry.update(done=False, remeasure=True)
         listed.append(entry)
-    # remeasure_invalid: a stored invalid measurement is pending again (not a fault document: those never count)
-    pending = [dict(p) for p in listed if not p["done"] or (remeasure_invalid and p["valid"] is not True)]
+    pending = [dict(p) for p in listed if not p["done"]]
     durations = [d.get("duration_s") for d in done.values()
                  if isinstance(d.get("duration_s"), (int, float)) and not isinstance(d.get("duration_s"), bool)]
     return {"points": listed, "pending": pending, "durations": durations,

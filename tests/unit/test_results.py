@@ -766,3 +766,24 @@ def test_leftover_temp_files_finds_what_a_killed_write_leaves(tmp_path, monkeypa
     left = leftover_temp_files(run["run_dir"])
     assert left and all(os.path.basename(p).startswith(".tmp-") for p in left)
 
+
+
+def test_remeasure_invalid_lists_invalid_points_as_pending_and_keeps_the_old_one(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    store(run["run_dir"], PLAN[0])
+    store(run["run_dir"], PLAN[1], valid=False, reasons=["fd-unavail errors: the client was the limit"])
+    plain = open_run(str(tmp_path), "lvs", PLAN, now=NOW)
+    assert [p["point_id"] for p in plain["pending"]] == ["wrr__rate-1000__rep1", "wrr__rate-2000__rep1"]
+    again = open_run(str(tmp_path), "lvs", PLAN, now=NOW, remeasure_invalid=True)
+    assert [p["point_id"] for p in again["pending"]] == [
+        "rr__rate-2000__rep1", "wrr__rate-1000__rep1", "wrr__rate-2000__rep1"]
+    listed = {p["point_id"]: p for p in again["points"]}
+    assert listed["rr__rate-2000__rep1"]["remeasure"] is True and listed["rr__rate-2000__rep1"]["done"] is False
+    assert "1 done, 3 to run" in again["plan_text"]
+    # a valid point is never replaced that way; the invalid one is, and is kept under superseded/
+    with pytest.raises(ResultError, match="already stored"):
+        store(run["run_dir"], PLAN[0], replace_invalid=True)
+    store(run["run_dir"], PLAN[1], replace_invalid=True, raw={"httperf.txt": "second"})
+    kept = os.path.join(run["run_dir"], "superseded", "rr__rate-2000__rep1.1", "rr__rate-2000__rep1.json")
+    assert json.load(open(kept))["valid"] is False
+    assert open_run(str(tmp_path), "lvs", PLAN, now=NOW, remeasure_invalid=True)["done_count"] == 2
