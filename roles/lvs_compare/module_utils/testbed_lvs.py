@@ -175,9 +175,59 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         offsets, uncertainty = normalize_offsets(clock_offsets)
     except CollectError as exc:
         raise PointError(str(exc)) from None
-    reasons, warnings, raw, sources = [], [], {}, {}
-    results = []
-    starts, ends = [], []
+    # What every step adds to: the point as it is being evaluated.
+    point = {"metrics": {}, "reasons": [], "warnings": [], "raw": {}, "sources": {}, "offsets": offsets,
+             "details": {"real_servers": {}, "cpu": {}, "timetable": None,
+                         "clock": {host: {"offset_s": offsets[host], "uncertainty_s": uncertainty[host]}
+                                   for host in sorted(offsets)}}}
+    results, total_processes = _client_loads(point, clients, min_rate_ratio, max_error_pct, max_client_cpu_pct)
+    started, finished = point["started"], point["finished"]
+    _load_metrics(point, results, requested_rate, num_conns, len(clients))
+    director = next((h for h in sorted(collect or {}) if (collect[h] or {}).get("role") == "director"), None)
+    retry, retry_next = [], []
+    if read_after is not None:
+        director_output = (director_counters if director_counters is not None
+                           else (collect.get(director) or {}).get("stdout") if director else None)
+        retry, point["details"]["timetable"] = _timetable_problems(
+            director_output, offsets.get(director), float(read_after), finished, next_start, tick_period)
+        if switch_to:
+            retry_next = _switch_problems(director_output, offsets.get(director), switch_to, next_start,
+                                          point["details"]["timetable"])
+    if counters_zeroed_at is not None:
+        # Both times on the controller's time line; only a lateness beyond what the
+        # clock offsets' errors allow counts.
+        late = to_controller_time(counters_zeroed_at, offsets.get(director)) - started
+        slack = uncertainty.get(director, 0.0) + max([uncertainty.get(c.get("host"), 0.0) for c in clients] or [0.0])
+        if late > slack:
+            point["reasons"].append(
+                "the director's counters were zeroed %.2f s after this point's load had started (the previous "
+                "point's counter read came late), so its first connections were not counted" % late)
+    _load_verdict(point, results, total_processes, requested_rate, min_rate_ratio, max_error_pct)
+    _ipvs_counters(point, collect, director_counters, real_servers, vip, port)
+    _cpu_windows(point, collect)
+    metrics = point["metrics"]
+    return {
+        "metrics": metrics,
+        "reasons": point["reasons"],
+        "warnings": point["warnings"],
+        "sources": point["sources"],
+        "raw": point["raw"],
+        "started": started,
+        "finished": finished,
+        "load_seconds": round(finished - started, 3),
+        "details": point["details"],
+        # Inexact only when the director's count differs from httperf's too: a boundary the clocks put
+        # on the wrong side by their uncertainty, or one no connection crossed, changes nothing.
+        "retry": retry if retry and (metrics.get("ipvs_conns_total") is None
+                                     or metrics.get("ipvs_conns_total") != metrics.get("connections")) else [],
+        "retry_next": retry_next,
+    }
+
+
+def _client_loads(point, clients, min_rate_ratio, max_error_pct, max_client_cpu_pct):
+    """Every client's load runner output, parsed: ``(results, processes)``; sets the load window."""
+    reasons, raw, sources, offsets = point["reasons"], point["raw"], point["sources"], point["offsets"]
+    results, starts, ends = [], [], []
     total_processes = 0
     for client in clients:
         host = client.get("host") or "?"
@@ -212,34 +262,26 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
             results.append((label, result))
     if not starts:
         raise PointError("no load client produced a result: " + "; ".join(reasons))
-    started, finished = min(starts), max(ends)
+    point["started"], point["finished"] = min(starts), max(ends)
+    return results, total_processes
 
+
+def _load_metrics(point, results, requested_rate, num_conns, client_hosts):
+    """The load's metrics: httperf's, summed over its processes."""
     if results:
         metrics = aggregate_httperf(results, requested_rate)
     else:
         metrics = {"requested_rate_per_s": float(requested_rate)}
-        reasons.append("no httperf report could be parsed")
+        point["reasons"].append("no httperf report could be parsed")
     metrics["num_conns"] = num_conns
-    metrics["client_hosts"] = len(clients)
-    metrics["load_seconds"] = round(finished - started, 3)
-    director = next((h for h in sorted(collect or {}) if (collect[h] or {}).get("role") == "director"), None)
-    retry, retry_next, timetable = [], [], None
-    if read_after is not None:
-        director_output = (director_counters if director_counters is not None
-                           else (collect.get(director) or {}).get("stdout") if director else None)
-        retry, timetable = _timetable_problems(director_output, offsets.get(director), float(read_after), finished,
-                                               next_start, tick_period)
-        if switch_to:
-            retry_next = _switch_problems(director_output, offsets.get(director), switch_to, next_start, timetable)
-    if counters_zeroed_at is not None:
-        # Both times on the controller's time line; only a lateness beyond what the
-        # clock offsets' errors allow counts.
-        late = to_controller_time(counters_zeroed_at, offsets.get(director)) - started
-        slack = uncertainty.get(director, 0.0) + max([uncertainty.get(c.get("host"), 0.0) for c in clients] or [0.0])
-        if late > slack:
-            reasons.append("the director's counters were zeroed %.2f s after this point's load had started (the "
-                           "previous point's counter read came late), so its first connections were not counted"
-                           % late)
+    metrics["client_hosts"] = client_hosts
+    metrics["load_seconds"] = round(point["finished"] - point["started"], 3)
+    point["metrics"] = metrics
+
+
+def _load_verdict(point, results, total_processes, requested_rate, min_rate_ratio, max_error_pct):
+    """Why the load's numbers cannot be trusted, the primary cause first."""
+    metrics, reasons = point["metrics"], point["reasons"]
     if results and len(results) < total_processes:
         reasons.append("%d of %d httperf processes gave no usable report; the totals are incomplete"
                        % (total_processes - len(results), total_processes))
@@ -263,7 +305,34 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         reasons.append("errors dominate: %.2f %% of the connections failed (max_error_pct %s %%)"
                        % (errors, max_error_pct))
 
-    # --- IPVS counters ---------------------------------------------------------------------
+
+def _director_stats_text(point, collect, director_counters):
+    """The director's ``ipvsadm -Ln --stats --exact`` text for this point, or None (with the reason)."""
+    reasons = point["reasons"]
+    director = [h for h, c in collect.items() if c.get("role") == "director"]
+    if director_counters is not None:
+        found = sections(director_counters)
+        stats_text = found.get("ipvsadm-stats") or found.get("prev-ipvsadm-stats")
+        if not stats_text:
+            reasons.append("the director's counters were not read (no ipvsadm-stats in its output: %r)"
+                           % director_counters.strip()[:200])
+        return stats_text
+    if not director:
+        reasons.append("no director output: the IPVS counters were not read")
+        return None
+    entry = collect[director[0]]
+    if entry.get("failed") or entry.get("unreachable"):
+        reasons.append("the director %s could not be read: %s" % (director[0], entry.get("msg") or "no message"))
+        return None
+    stats_text = sections(entry.get("stdout")).get("ipvsadm-stats")
+    if not stats_text:
+        reasons.append("the director's output has no ipvsadm-stats section")
+    return stats_text
+
+
+def _ipvs_counters(point, collect, director_counters, real_servers, vip, port):
+    """The IPVS counters of the virtual service: totals, per real server, fairness."""
+    metrics, reasons, warnings = point["metrics"], point["reasons"], point["warnings"]
     # Every point carries the same metric names (null when not measured).
     for name in ("ipvs_conns_total", "ipvs_in_packets", "ipvs_out_packets", "ipvs_in_bytes", "ipvs_out_bytes",
                  "fairness_jain", "fairness_jain_weighted", "ipvs_conns_max_share_pct", "director_cpu_busy_pct",
@@ -271,79 +340,64 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         metrics[name] = None
     for rs in real_servers:
         metrics["ipvs_conns_%s" % (rs.get("host") or rs.get("address"))] = None
-    director = [h for h, c in collect.items() if c.get("role") == "director"]
-    details = {"real_servers": {}, "cpu": {}, "timetable": timetable,
-               "clock": {host: {"offset_s": offsets[host], "uncertainty_s": uncertainty[host]} for host in sorted(offsets)}}
-    stats_text = None
-    if director_counters is not None:
-        found = sections(director_counters)
-        stats_text = found.get("ipvsadm-stats") or found.get("prev-ipvsadm-stats")
-        if not stats_text:
-            reasons.append("the director's counters were not read (no ipvsadm-stats in its output: %r)"
-                           % director_counters.strip()[:200])
-    elif not director:
-        reasons.append("no director output: the IPVS counters were not read")
-    else:
-        entry = collect[director[0]]
-        if entry.get("failed") or entry.get("unreachable"):
-            reasons.append("the director %s could not be read: %s" % (director[0], entry.get("msg") or "no message"))
-        else:
-            stats_text = sections(entry.get("stdout")).get("ipvsadm-stats")
-            if not stats_text:
-                reasons.append("the director's output has no ipvsadm-stats section")
-    if stats_text:
-        raw["ipvsadm-stats.txt"] = stats_text
-        try:
-            ipvs = parse_ipvsadm(stats_text, source="director ipvsadm -Ln --stats --exact", mode="stats")
-        except ParseError as exc:
-            ipvs = None
-            reasons.append(str(exc))
-        if ipvs is not None:
-            sources["ipvsadm"] = ipvs
-            service = None
-            for svc in ipvs["details"]["services"]:
-                if svc.get("address") == vip and svc.get("port") == int(port):
-                    service = svc
-            if service is None:
-                reasons.append("the director's table has no virtual service %s:%s" % (vip, port))
-            else:
-                by_addr = {(r["address"], r["port"]): r for r in service["real_servers"]}
-                conns, weighted = [], []
-                for rs in real_servers:
-                    found = by_addr.get((rs["address"], int(rs.get("port") or port)))
-                    name = rs.get("host") or rs["address"]
-                    if found is None:
-                        warnings.append("real server %s (%s) is not in the director's table" % (name, rs["address"]))
-                        metrics["ipvs_conns_%s" % name] = None
-                        continue
-                    metrics["ipvs_conns_%s" % name] = found["conns"]
-                    details["real_servers"][name] = {k: found[k] for k in ("conns", "inpkts", "outpkts", "inbytes", "outbytes")}
-                    conns.append(found["conns"])
-                    weight = float(rs.get("weight") or 1)
-                    if weight > 0:
-                        weighted.append(found["conns"] / weight)
-                totals = service.get("totals") or {}
-                metrics["ipvs_conns_total"] = totals.get("conns")
-                metrics["ipvs_in_packets"] = totals.get("inpkts")
-                metrics["ipvs_out_packets"] = totals.get("outpkts")
-                metrics["ipvs_in_bytes"] = totals.get("inbytes")
-                metrics["ipvs_out_bytes"] = totals.get("outbytes")
-                metrics["fairness_jain"] = _round(jain(conns), 4) if conns else None
-                metrics["fairness_jain_weighted"] = _round(jain(weighted), 4) if weighted else None
-                if conns and sum(conns) > 0:
-                    metrics["ipvs_conns_max_share_pct"] = _round(100.0 * max(conns) / sum(conns))
-                elif made_any(metrics):
-                    reasons.append("the director counted no connection to any real server although httperf made "
-                                   "%s: the load did not go through this virtual service" % metrics.get("connections"))
-                made = metrics.get("connections")
-                total = totals.get("conns")
-                if made and total is not None and abs(total - made) > max(5, 0.02 * made):
-                    warnings.append("the director counted %s connections, httperf made %s: %s"
-                                    % (total, made, "some bypassed or predate the point (counters not zeroed?)"
-                                       if total > made else "client ports reused IPVS entries still in TIME_WAIT, "
-                                       "or connections never reached the director"))
+    stats_text = _director_stats_text(point, collect, director_counters)
+    if not stats_text:
+        return
+    point["raw"]["ipvsadm-stats.txt"] = stats_text
+    try:
+        ipvs = parse_ipvsadm(stats_text, source="director ipvsadm -Ln --stats --exact", mode="stats")
+    except ParseError as exc:
+        reasons.append(str(exc))
+        return
+    point["sources"]["ipvsadm"] = ipvs
+    service = None
+    for svc in ipvs["details"]["services"]:
+        if svc.get("address") == vip and svc.get("port") == int(port):
+            service = svc
+    if service is None:
+        reasons.append("the director's table has no virtual service %s:%s" % (vip, port))
+        return
+    by_addr = {(r["address"], r["port"]): r for r in service["real_servers"]}
+    conns, weighted = [], []
+    for rs in real_servers:
+        found = by_addr.get((rs["address"], int(rs.get("port") or port)))
+        name = rs.get("host") or rs["address"]
+        if found is None:
+            warnings.append("real server %s (%s) is not in the director's table" % (name, rs["address"]))
+            metrics["ipvs_conns_%s" % name] = None
+            continue
+        metrics["ipvs_conns_%s" % name] = found["conns"]
+        point["details"]["real_servers"][name] = {k: found[k] for k in ("conns", "inpkts", "outpkts", "inbytes", "outbytes")}
+        conns.append(found["conns"])
+        weight = float(rs.get("weight") or 1)
+        if weight > 0:
+            weighted.append(found["conns"] / weight)
+    totals = service.get("totals") or {}
+    metrics["ipvs_conns_total"] = totals.get("conns")
+    metrics["ipvs_in_packets"] = totals.get("inpkts")
+    metrics["ipvs_out_packets"] = totals.get("outpkts")
+    metrics["ipvs_in_bytes"] = totals.get("inbytes")
+    metrics["ipvs_out_bytes"] = totals.get("outbytes")
+    metrics["fairness_jain"] = _round(jain(conns), 4) if conns else None
+    metrics["fairness_jain_weighted"] = _round(jain(weighted), 4) if weighted else None
+    if conns and sum(conns) > 0:
+        metrics["ipvs_conns_max_share_pct"] = _round(100.0 * max(conns) / sum(conns))
+    elif made_any(metrics):
+        reasons.append("the director counted no connection to any real server although httperf made "
+                       "%s: the load did not go through this virtual service" % metrics.get("connections"))
+    made = metrics.get("connections")
+    total = totals.get("conns")
+    if made and total is not None and abs(total - made) > max(5, 0.02 * made):
+        warnings.append("the director counted %s connections, httperf made %s: %s"
+                        % (total, made, "some bypassed or predate the point (counters not zeroed?)"
+                           if total > made else "client ports reused IPVS entries still in TIME_WAIT, "
+                           "or connections never reached the director"))
 
-    # --- CPU ------------------------------------------------------------------------------------
+
+def _cpu_windows(point, collect):
+    """Each host's CPU over the load window (its own clock), per role."""
+    metrics, warnings, offsets = point["metrics"], point["warnings"], point["offsets"]
+    started, finished = point["started"], point["finished"]
     role_values = {"real_server": [], "client": []}
     machine = None
     for host in sorted(collect):
@@ -357,7 +411,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         if not text:
             warnings.append("no CPU samples from %s (%s): its output has no cpu section" % (host, role))
             continue
-        raw["cpu.%s.txt" % host] = text
+        point["raw"]["cpu.%s.txt" % host] = text
         try:
             # The samples carry the host's own clock.
             cpu = cpu_window(text, to_host_time(started, offsets.get(host)), to_host_time(finished, offsets.get(host)),
@@ -365,7 +419,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         except SamplingError as exc:
             warnings.append(str(exc))
             continue
-        details["cpu"][host] = cpu
+        point["details"]["cpu"][host] = cpu
         if cpu["coverage"] is not None and cpu["coverage"] < 0.8:
             warnings.append("%s CPU samples cover only %.0f %% of the load window" % (host, 100 * cpu["coverage"]))
         if role == "director":
@@ -392,22 +446,6 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
         values = role_values[role]
         metrics["%s_cpu_max_pct" % label] = _round(max(values)) if values else None
         metrics["%s_cpu_mean_pct" % label] = _round(sum(values) / len(values)) if values else None
-    return {
-        "metrics": metrics,
-        "reasons": reasons,
-        "warnings": warnings,
-        "sources": sources,
-        "raw": raw,
-        "started": started,
-        "finished": finished,
-        "load_seconds": round(finished - started, 3),
-        "details": details,
-        # Inexact only when the director's count differs from httperf's too: a boundary the clocks put
-        # on the wrong side by their uncertainty, or one no connection crossed, changes nothing.
-        "retry": retry if retry and (metrics.get("ipvs_conns_total") is None
-                                     or metrics.get("ipvs_conns_total") != metrics.get("connections")) else [],
-        "retry_next": retry_next,
-    }
 
 
 def _timetable_problems(director_output, offset, read_after, finished, next_start, period):
