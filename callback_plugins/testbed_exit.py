@@ -10,7 +10,7 @@ short_description: Sets ansible-playbook's exit status from the testbed run's ou
 description:
   - ansible-playbook alone exits 2 for any failed task. An experiment playbook has more to say, so this
     callback (enabled in the repository's C(ansible.cfg)) sets the exit status after the recap, from
-    the outcome the sweep notes at its end (fact C(testbed_outcome), filter C(sweep_outcome)) and from
+    the outcome the sweep notes at its end (fact C(testbed_sweep_outcome), filter C(sweep_outcome)) and from
     where a failure happened.
   - C(0) every planned point is a valid measurement (or invalid for a reason the experiment accepts);
     C(10) an input was refused before any host was touched (a failed task of C(testbed_validate) or a
@@ -59,7 +59,7 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result, **kwargs):
         facts = result._result.get("ansible_facts") or {}
-        outcome = facts.get("testbed_outcome")
+        outcome = facts.get("testbed_sweep_outcome")
         if isinstance(outcome, dict) and "exit_code" in outcome:
             self._outcome = dict(outcome)
 

@@ -482,7 +482,7 @@ def sweep_outcome(status, unrecovered=None, accepted_invalid=None):
 def exit_status(outcome, refused=None, failed=False):
     """``(exit code, sentence)`` of an experiment playbook, or ``(None, None)`` to keep ansible-playbook's own.
 
-    ``outcome`` is the sweep's ``testbed_outcome`` (None when the sweep did not
+    ``outcome`` is the sweep's ``testbed_sweep_outcome`` (None when the sweep did not
     end, e.g. ``--tags plan``); ``refused`` the message of a refused input;
     ``failed`` whether any host failed or was unreachable. A refusal wins; an
     unrecovered fault or missing points give their code even though a task
