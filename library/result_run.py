@@ -95,6 +95,13 @@ options:
       - Only valid with an explicit I(run_id).
     type: bool
     default: false
+  provenance:
+    description:
+      - Where this invocation comes from (the C(testbed_provenance) lookup of roles/testbed_sweep - the testbed's
+        commit and whether it had uncommitted changes, the command line, the extra vars, ansible-core and
+        collection versions). Appended to C(invocations) in C(run.json) when it differs from the last one; every
+        point stored afterwards carries it in C(environment.controller.provenance).
+    type: dict
   remeasure_invalid:
     description:
       - List the points stored as invalid measurements as pending again (C(-e testbed_remeasure_invalid=true)
@@ -272,6 +279,7 @@ def main():
             estimate_s_per_point=dict(type="float"),
             force=dict(type="bool", default=False),
             remeasure_invalid=dict(type="bool", default=False),
+            provenance=dict(type="dict"),
         ),
         supports_check_mode=True,
     )
@@ -283,7 +291,7 @@ def main():
             results_dir, params["experiment"], params["plan"], run_id=params["run_id"],
             run_parameters=params["run_parameters"], report=params["report"],
             estimate_s_per_point=params["estimate_s_per_point"], force=params["force"],
-            remeasure_invalid=params["remeasure_invalid"],
+            remeasure_invalid=params["remeasure_invalid"], provenance=params["provenance"],
             write=not (module.check_mode or status_only))
     except ResultError as exc:
         module.fail_json(msg=f"result_run: {exc}", experiment=params["experiment"])

@@ -6,6 +6,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 """
 
 from ansible.module_utils import testbed_stats as stats
+from ansible.module_utils.testbed_provenance import describe as describe_provenance
 from ansible.module_utils.testbed_report_base import CLIP_NOTE, CONFIDENCE, INVALID_MARK, SIGNIFICANT_MARK
 from ansible.module_utils.testbed_report_derived import _overall_blocks, _reference_blocks, _relative_blocks, _values
 from ansible.module_utils.testbed_report_format import (
@@ -65,6 +66,12 @@ def build_blocks(run, docs, faults, spec, sections, notes):
     finished = sorted(str(d["finished_at"]) for d in measured if d.get("finished_at"))
     if started and finished:
         facts.append(f"measured from {started[0]} to {finished[-1]}")
+    invocations = [i for i in run.get("invocations") or [] if isinstance(i, dict)]
+    if invocations:
+        earlier = len(invocations) - 1
+        facts.append("code and command: " + describe_provenance(invocations[-1])
+                     + (f" (and {earlier} earlier invocation{'s' if earlier > 1 else ''}: run.json invocations)"
+                        if earlier else ""))
     include_invalid = sections[0].model.include_invalid
     if spec.get("sections") is None:
         model = sections[0].model
@@ -342,6 +349,10 @@ def _environment_blocks(docs):
             continue
         with_env += 1
         flat = {}
+        # The invocation is in the report's header (code and command), not a fact of the machine.
+        controller = env.get("controller")
+        if isinstance(controller, dict) and "provenance" in controller:
+            env = dict(env, controller={k: v for k, v in controller.items() if k != "provenance"})
         _flatten(env, "", flat)
         for key, value in flat.items():
             seen.setdefault(key, {}).setdefault(value, 0)

@@ -587,7 +587,7 @@ def _force_hint(run_id):
 
 
 def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None, report=None,
-             estimate_s_per_point=None, now=None, write=True, force=False, remeasure_invalid=False):
+             estimate_s_per_point=None, now=None, write=True, force=False, remeasure_invalid=False, provenance=None):
     """Create or resume a run directory; return the plan with done flags.
 
     ``run_id="auto"`` resumes the newest run of ``experiment`` whose plan hash
@@ -608,22 +608,32 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     ``run.json`` that cannot be read is an error naming the file.  With
     ``write=False`` (check mode) nothing is written.  ``remeasure_invalid``
     lists the points stored as invalid measurements as pending again.
+    ``provenance`` (module_utils/testbed_provenance: the testbed's commit, the
+    command, the controller's software) is appended to ``invocations`` in
+    ``run.json`` when it differs from the last one; the store copies the last
+    one into every point it writes.
 
     The steps: check the arguments, choose the run, create or update its
     ``run.json``, write it, list the plan's points.
     """
     run_id = _check_open_arguments(experiment, run_id, force, run_parameters, report, estimate_s_per_point)
+    if provenance is not None and not isinstance(provenance, dict):
+        raise ResultError(f"provenance must be a mapping, got {provenance!r}")
     points = normalize_plan(plan)
     now = now or _utcnow()
     request = {"experiment": experiment, "experiment_dir": os.path.join(results_root, experiment),
                "run_id": run_id, "points": points, "plan_hash": plan_hash(points), "run_parameters": run_parameters,
-               "report": report, "force": force, "now": now, "stamp": format_timestamp(now)}
+               "report": report, "force": force, "now": now, "stamp": format_timestamp(now), "provenance": provenance}
     chosen = _choose_run(request)
     run_dir = os.path.join(request["experiment_dir"], chosen["run_id"])
     if chosen["run"] is None:
         run, changed, action = _new_run_file(request, chosen["run_id"]), True, "created"
     else:
         run, changed, action = _update_run_file(request, chosen)
+    last = (run.get("invocations") or [{}])[-1]
+    if provenance is not None and {k: v for k, v in last.items() if k != "at"} != provenance:
+        run["invocations"] = list(run.get("invocations") or []) + [dict(provenance, at=request["stamp"])]
+        changed = True
     if changed and write:
         _write_run_file(run_dir, run, now)
     listing = _list_points(run_dir, run, points, remeasure_invalid)

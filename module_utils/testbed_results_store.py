@@ -349,6 +349,11 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
     if fault is not None:
         document.update(verdict="fault", evidence=fault.get("evidence"), attempt=fault["attempt"],
                         planned_point_id=planned_id)
+    # Where the code and the command that measured it came from: the run's last invocation (open_run).
+    if run.get("invocations") and "provenance" not in document["environment"].get("controller", {}):
+        controller = dict(document["environment"].get("controller") or {})
+        controller["provenance"] = run["invocations"][-1]
+        document["environment"] = dict(document["environment"], controller=controller)
     validate_document(document)
     json.dumps(document, allow_nan=False)
     ident = document["point_id"]

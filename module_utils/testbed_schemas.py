@@ -162,6 +162,10 @@ SCHEMA_TEXT['result-point.schema.json'] = r'''{
             "hostname": {
               "description": "Controller host name.",
               "type": "string"
+            },
+            "provenance": {
+              "description": "The invocation that measured the point: run.json's last invocations entry (the testbed's version and commit, the command line, ansible-core and collection versions).",
+              "type": "object"
             }
           }
         }
@@ -620,6 +624,35 @@ SCHEMA_TEXT['run.schema.json'] = r'''{
           "changed_keys": {"description": "Dotted run_parameters keys whose values differed ('forced' events).", "type": "array", "items": {"type": "string"}},
           "previous_run_parameters": {"description": "The run_parameters the run had before a 'forced' event.", "type": "object"},
           "previous_plan_hash": {"description": "The run's plan hash before a 'forced' event.", "type": "string", "pattern": "^[0-9a-f]{64}$"}
+        }
+      }
+    },
+    "invocations": {
+      "description": "Every invocation that opened the run for measuring, when it differed from the one before (module_utils/testbed_provenance.py); every point stored afterwards carries the last one in environment.controller.provenance.",
+      "type": "array",
+      "items": {
+        "type": "object",
+        "required": ["testbed", "command", "ansible_core_version", "at"],
+        "properties": {
+          "testbed": {
+            "description": "The testbed's code: version (git describe, or the collection's), commit, dirty (tracked files changed since the commit; null when unknown), source (git or installed).",
+            "type": "object",
+            "required": ["version", "commit", "dirty", "source"],
+            "properties": {
+              "version": {"type": ["string", "null"]},
+              "commit": {"type": ["string", "null"]},
+              "dirty": {"type": ["boolean", "null"]},
+              "source": {"enum": ["git", "installed"]}
+            }
+          },
+          "command": {"description": "The ansible-playbook command line.", "type": "array", "items": {"type": "string"}},
+          "extra_vars": {"description": "Every -e as given.", "type": "array", "items": {"type": "string"}},
+          "cwd": {"description": "The working directory.", "type": "string"},
+          "ansible_core_version": {"type": ["string", "null"]},
+          "collections": {"description": "Collection name -> version (null when unknown).", "type": "object", "additionalProperties": {"type": ["string", "null"]}},
+          "python_version": {"type": "string"},
+          "controller": {"description": "The controller's host name.", "type": "string"},
+          "at": {"description": "When (UTC).", "$ref": "#/$defs/utcTimestamp"}
         }
       }
     }

@@ -787,3 +787,55 @@ def test_remeasure_invalid_lists_invalid_points_as_pending_and_keeps_the_old_one
     kept = os.path.join(run["run_dir"], "superseded", "rr__rate-2000__rep1.1", "rr__rate-2000__rep1.json")
     assert json.load(open(kept))["valid"] is False
     assert open_run(str(tmp_path), "lvs", PLAN, now=NOW, remeasure_invalid=True)["done_count"] == 2
+
+
+PROV = {"testbed": {"version": "v1-3-gabc", "commit": "a" * 40, "dirty": False, "source": "git"},
+        "command": ["ansible-playbook", "playbooks/lvs-compare.yml", "-i", "inventories/lab"], "extra_vars": [],
+        "cwd": "/repo", "ansible_core_version": "2.19.14", "collections": {"community.general": "11.4.2"},
+        "python_version": "3.11.2", "controller": "lab"}
+
+
+def test_every_run_and_point_names_its_code_and_command(tmp_path):
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW, provenance=PROV)
+    saved = json.load(open(os.path.join(run["run_dir"], "run.json")))
+    assert [dict(i, at=None) for i in saved["invocations"]] == [dict(PROV, at=None)]
+    doc = store(run["run_dir"], PLAN[0])
+    assert doc["environment"]["controller"]["provenance"]["testbed"]["commit"] == "a" * 40
+    # the same invocation again changes nothing; another one (uncommitted changes, other -e) is appended
+    again = open_run(str(tmp_path), "lvs", PLAN, now=NOW, provenance=PROV)
+    assert again["changed"] is False
+    other = dict(PROV, testbed=dict(PROV["testbed"], dirty=True), extra_vars=["lvs_compare_rates=[50]"])
+    open_run(str(tmp_path), "lvs", PLAN, now=NOW, provenance=other)
+    saved = json.load(open(os.path.join(run["run_dir"], "run.json")))
+    assert len(saved["invocations"]) == 2 and saved["invocations"][-1]["testbed"]["dirty"] is True
+    assert store(run["run_dir"], PLAN[1])["environment"]["controller"]["provenance"]["extra_vars"] == [
+        "lvs_compare_rates=[50]"]
+    with pytest.raises(ResultError, match="provenance must be a mapping"):
+        open_run(str(tmp_path), "lvs", PLAN, provenance="git")
+
+
+def test_provenance_of_this_checkout_and_its_sentence(tmp_path):
+    from ansible.module_utils.testbed_provenance import describe, provenance
+    from conftest import ROOT
+    mine = provenance(ROOT, ["ansible-playbook", "x.yml"], ["a=1"], "2.19.14", {"community.general": "11.4.2"})
+    assert mine["testbed"]["source"] == "git" and len(mine["testbed"]["commit"]) == 40
+    assert isinstance(mine["testbed"]["dirty"], bool)
+    elsewhere = provenance(str(tmp_path), ["ansible-playbook", "x.yml"], [], "2.19.14", galaxy_version="1.0.0")
+    assert elsewhere["testbed"] == {"version": "1.0.0", "commit": None, "dirty": None, "source": "installed"}
+    assert describe(PROV) == ("testbed v1-3-gabc (commit aaaaaaaaaaaa, clean); ansible-core 2.19.14, Python 3.11.2 on "
+                              "lab; command: ansible-playbook playbooks/lvs-compare.yml -i inventories/lab")
+    assert describe(elsewhere).startswith("testbed 1.0.0 (installed, no git); ansible-core 2.19.14")
+    assert describe(None) is None
+
+
+def test_the_report_header_names_the_code_and_command(tmp_path):
+    import io
+
+    from ansible.module_utils.testbed_report_make import make_report
+    run = open_run(str(tmp_path), "lvs", PLAN, now=NOW, provenance=PROV, report={"x": "rate"})
+    store(run["run_dir"], PLAN[0])
+    make_report(run["run_dir"], formats=("md",), out=io.StringIO())
+    report = open(os.path.join(run["run_dir"], "report.md")).read()
+    assert ("code and command: testbed v1-3-gabc (commit aaaaaaaaaaaa, clean); ansible-core 2.19.14, Python 3.11.2 "
+            "on lab; command: ansible-playbook playbooks/lvs-compare.yml -i inventories/lab") in report
+    assert "provenance" not in report.split("## Environment")[1]
