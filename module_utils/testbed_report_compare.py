@@ -10,6 +10,8 @@ import os
 import sys
 
 from ansible.module_utils import testbed_stats as stats
+from ansible.module_utils.testbed_report_base import ReportError
+from ansible.module_utils.testbed_report_blocks import _flatten
 from ansible.module_utils.testbed_report_csv import _csv_value
 from ansible.module_utils.testbed_report_derived import _used, _variant_order
 from ansible.module_utils.testbed_report_format import fmt_num, fmt_p
@@ -17,30 +19,96 @@ from ansible.module_utils.testbed_report_load import load_run
 from ansible.module_utils.testbed_report_make import _write_text
 from ansible.module_utils.testbed_report_model import _is_finite_number, _key, _label
 from ansible.module_utils.testbed_report_render import _md_cell
+from ansible.module_utils.testbed_results_params import parameter_changes
 
 COMPARE_FIELDS = ("variant", "parameters", "metric", "unit", "mean_a", "n_a", "mean_b", "n_b", "change_pct",
                   "p_value", "significant", "note")
 
 
-def compare_runs(run_a, run_b, include_invalid=False):
+ALPHA = 0.05
+# Environment facts that differ between any two runs and say nothing about the setup.
+_VOLATILE = ("controller.provenance", "controller.hostname")
+
+
+def holm(p_values, alpha=ALPHA):
+    """Holm-Bonferroni: which of ``p_values`` (None = not testable) are significant at family-wise ``alpha``.
+
+    Sorted ascending, the i-th smallest (0-based, of m testable) is significant while
+    p <= alpha / (m - i); the first that is not stops the procedure. Returns a list of
+    True/False/None in the order given.
+    """
+    testable = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    result = [None if p is None else False for p in p_values]
+    m = len(testable)
+    for rank, (p, index) in enumerate(testable):
+        if p > alpha / (m - rank):
+            break
+        result[index] = True
+    return result
+
+
+def _facts(docs):
+    """Environment facts (flattened) -> the set of their values over a run's points, without volatile ones."""
+    seen = {}
+    for doc in docs:
+        flat = {}
+        _flatten(doc.get("environment") or {}, "", flat)
+        for key, value in flat.items():
+            if not key.startswith(_VOLATILE):
+                seen.setdefault(key, set()).add(value)
+    return seen
+
+
+def run_differences(run_a, docs_a, run_b, docs_b):
+    """What makes two runs of the same experiment differ: ``{run_parameters: [...], environment: [...]}``.
+
+    Each entry is ``(key, value in A, value in B)``; environment values are the
+    points' distinct values joined.
+    """
+    changes = [(key, _label(old), _label(new)) for key, old, new in
+               parameter_changes(run_a.get("run_parameters") or {}, run_b.get("run_parameters") or {})]
+    facts_a, facts_b = _facts(docs_a), _facts(docs_b)
+    environment = []
+    for key in sorted(set(facts_a) | set(facts_b)):
+        a, b = facts_a.get(key, set()), facts_b.get(key, set())
+        if a != b:
+            environment.append((key, "; ".join(sorted(a)) or "(absent)", "; ".join(sorted(b)) or "(absent)"))
+    return {"run_parameters": changes, "environment": environment}
+
+
+def compare_runs(run_a, run_b, include_invalid=False, metrics=None):
     """Rows comparing two run directories: per variant x parameters x metric measured in both.
 
+    Both must be runs of the same experiment (ReportError otherwise).
     ``change_pct`` = pct_change(mean B, mean A) (None when mean A is 0); ``p_value``
-    = Welch test of B against A; ``significant`` is ``yes``, ``no`` or ``not testable``.
-    Returns ``(rows, info)`` with info = {a: {experiment, run_id, points}, b: {...}, only_a, only_b}.
+    = Welch test of B against A; ``significant`` is ``yes``/``no`` after the
+    Holm-Bonferroni correction over every testable cell (family-wise alpha 0.05),
+    or ``not testable``; ``metrics`` limits the metrics compared.
+    Returns ``(rows, info)`` with info = {a: {experiment, run_id, points}, b: {...}, only_a, only_b,
+    tests, differences}.
     """
     loaded = []
     for run_dir in (run_a, run_b):
         run, docs, _problems = load_run(run_dir)
         loaded.append((run, _used(docs, include_invalid), docs))
+    experiments = [run.get("experiment") or (docs[0].get("experiment") if docs else None) for run, _u, docs in loaded]
+    if experiments[0] != experiments[1]:
+        raise ReportError(f"{run_a} is a run of {experiments[0]} and {run_b} a run of {experiments[1]}: only two runs "
+                          "of the same experiment can be compared")
+    wanted = None if metrics is None else set(metrics)
     groups = []
     for _run, used, _docs in loaded:
         group = {}
         for doc in used:
             for metric, value in doc["metrics"].items():
-                if _is_finite_number(value):
+                if _is_finite_number(value) and (wanted is None or metric in wanted):
                     group.setdefault((doc["variant"], _key(doc["parameters"]), metric), []).append(value)
         groups.append(group)
+    if wanted is not None:
+        known = {m for group in groups for _v, _p, m in group}
+        missing = sorted(wanted - known)
+        if missing:
+            raise ReportError(f"--metrics names {', '.join(missing)}, which neither run measured as a number")
     units = {}
     params = {}
     for _run, used, _docs in loaded:
@@ -56,21 +124,24 @@ def compare_runs(run_a, run_b, include_invalid=False):
     for key in common:
         a, b = groups[0][key], groups[1][key]
         mean_a, mean_b = stats.summary(a)["mean"], stats.summary(b)["mean"]
-        test = stats.welch_test(b, a, alpha=0.05)
+        test = stats.welch_test(b, a, alpha=ALPHA)
         rows.append({
             "variant": key[0], "parameters": params[key[1]], "metric": key[2], "unit": units.get(key[2], ""),
             "mean_a": mean_a, "n_a": len(a), "mean_b": mean_b, "n_b": len(b),
             "change_pct": stats.pct_change(mean_b, mean_a) if mean_a != 0 else None,
-            "p_value": test["p_value"],
-            "significant": "not testable" if not test["testable"] else ("yes" if test["significant"] else "no"),
+            "p_value": test["p_value"] if test["testable"] else None,
             "note": test["reason"] or "",
         })
+    for row, significant in zip(rows, holm([r["p_value"] for r in rows])):
+        row["significant"] = "not testable" if significant is None else ("yes" if significant else "no")
     info = {}
     for name, (run, used, docs), run_dir in zip(("a", "b"), loaded, (run_a, run_b)):
         info[name] = {"dir": run_dir, "experiment": run.get("experiment") or docs[0].get("experiment") or "?",
                       "run_id": run.get("run_id") or docs[0].get("run_id") or "?", "points": len(used)}
     info["only_a"] = len(set(groups[0]) - set(groups[1]))
     info["only_b"] = len(set(groups[1]) - set(groups[0]))
+    info["tests"] = sum(1 for r in rows if r["p_value"] is not None)
+    info["differences"] = run_differences(loaded[0][0], loaded[0][2], loaded[1][0], loaded[1][2])
     return rows, info
 
 
@@ -80,10 +151,23 @@ def render_compare_md(rows, info):
            "\n".join([f"- A: `{a['dir']}` ({a['experiment']}, {a['points']} points used)",
                       f"- B: `{b['dir']}` ({b['experiment']}, {b['points']} points used)",
                       "- change = (mean B \u2212 mean A) / mean A \u00d7 100; p = two-sided Welch t test of B "
-                      "against A; significant at \u03b1 = 0.05 (not testable: a side has one value or both are "
+                      f"against A; significant after the Holm-Bonferroni correction over the {info['tests']} "
+                      "testable cells (family-wise \u03b1 = 0.05; not testable: a side has one value or both are "
                       "constant); valid points only",
                       f"- compared: {len(rows)} variant \u00d7 parameters \u00d7 metric cells measured in both; "
                       f"{info['only_a']} only in A, {info['only_b']} only in B"]) + "\n"]
+    differences = info["differences"]
+    for title, entries, none in (("Run parameters that differ", differences["run_parameters"],
+                                  "The run parameters are the same."),
+                                 ("Environment facts that differ", differences["environment"],
+                                  "The recorded environments are the same.")):
+        out.append(f"## {title}\n")
+        if entries:
+            out.append("| key | A | B |\n| --- | --- | --- |\n" + "\n".join(
+                f"| `{key}` | {_md_cell(a)} | {_md_cell(b)} |" for key, a, b in entries) + "\n")
+        else:
+            out.append(none + "\n")
+    out.append("## Cells\n")
     if not rows:
         out.append("No variant \u00d7 parameters \u00d7 metric is measured in both runs.\n")
         return "\n".join(out)
@@ -110,9 +194,9 @@ def write_compare_csv(rows, path):
             writer.writerow([_csv_value(r[f]) for f in COMPARE_FIELDS])
 
 
-def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None):
+def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics=None):
     """Print the comparison of two runs as Markdown; with ``out_dir`` also write compare.md and compare.csv."""
-    rows, info = compare_runs(run_a, run_b, include_invalid=include_invalid)
+    rows, info = compare_runs(run_a, run_b, include_invalid=include_invalid, metrics=metrics)
     text = render_compare_md(rows, info)
     (out or sys.stdout).write(text)
     if out_dir:

@@ -102,7 +102,9 @@ def main(argv=None):
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     try:
         if args.compare:
-            compare(args.compare[0], args.compare[1], out_dir=args.out, include_invalid=args.include_invalid)
+            metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
+            compare(args.compare[0], args.compare[1], out_dir=args.out, include_invalid=args.include_invalid,
+                    metrics=metrics)
         else:
             make_report(args.run_dir, formats=formats, x=args.x, metrics=args.metrics, title=args.title,
                         baseline=args.baseline, include_invalid=args.include_invalid)

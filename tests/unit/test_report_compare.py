@@ -87,3 +87,39 @@ def test_compare_errors(runs, tmp_path, capsys):
     capsys.readouterr()
     assert report_main(["--compare", runs[0], str(tmp_path / "nope")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_holm_correction():
+    from ansible.module_utils.testbed_report_compare import holm
+    # m = 4 testable: thresholds 0.0125, 0.0167, 0.025, 0.05 in rank order; the first failure stops it
+    assert holm([0.01, None, 0.04, 0.015, 0.03]) == [True, None, False, True, False]
+    assert holm([0.001, 0.002]) == [True, True]
+    assert holm([]) == [] and holm([None]) == [None]
+
+
+def test_two_experiments_are_refused_and_differences_are_listed(runs, tmp_path):
+    a, b = runs
+    run_b = json.load(open(os.path.join(b, "run.json")))
+    run_b["run_parameters"] = dict(run_b.get("run_parameters") or {}, duration_s=99)
+    json.dump(run_b, open(os.path.join(b, "run.json"), "w"))
+    path = os.path.join(b, CELL.format(1) + ".json")
+    doc = json.load(open(path))
+    doc["environment"]["hosts"][sorted(doc["environment"]["hosts"])[0]]["kernel"] = "6.1.0-99-amd64"
+    json.dump(doc, open(path, "w"))
+    rows, info = compare_runs(a, b)
+    assert [k for k, _a, _b in info["differences"]["run_parameters"]] == ["duration_s"]
+    assert any(key.endswith(".kernel") and "6.1.0-99-amd64" in vb for key, _va, vb in info["differences"]["environment"])
+    assert info["tests"] == sum(1 for r in rows if r["p_value"] is not None)
+    # --metrics: only those, and a name neither run has is refused
+    only = compare_runs(a, b, metrics=["response_time_ms"])[0]
+    assert {r["metric"] for r in only} == {"response_time_ms"}
+    with pytest.raises(Exception, match="--metrics names no_such_metric"):
+        compare_runs(a, b, metrics=["no_such_metric"])
+    other = str(tmp_path / "other")
+    shutil.copytree(SAMPLE_RUN, other)
+    run_o = json.load(open(os.path.join(other, "run.json")))
+    run_o["experiment"] = "nfv_chain"
+    json.dump(run_o, open(os.path.join(other, "run.json"), "w"))
+    assert report_main(["--compare", a, other]) == 2
+    with pytest.raises(Exception, match="only two runs of the same experiment can be compared"):
+        compare_runs(a, other)
