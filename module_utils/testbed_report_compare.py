@@ -19,7 +19,7 @@ from ansible.module_utils.testbed_report_load import load_run
 from ansible.module_utils.testbed_report_make import _write_text
 from ansible.module_utils.testbed_report_model import _is_finite_number, _key, _label
 from ansible.module_utils.testbed_report_render import _md_cell
-from ansible.module_utils.testbed_results_params import parameter_changes
+from ansible.module_utils.testbed_results_params import parameter_changes, show_value
 
 COMPARE_FIELDS = ("variant", "parameters", "metric", "unit", "mean_a", "n_a", "mean_b", "n_b", "change_pct",
                   "p_value", "significant", "note")
@@ -65,7 +65,7 @@ def run_differences(run_a, docs_a, run_b, docs_b):
     Each entry is ``(key, value in A, value in B)``; environment values are the
     points' distinct values joined.
     """
-    changes = [(key, _label(old), _label(new)) for key, old, new in
+    changes = [(key, show_value(old), show_value(new)) for key, old, new in
                parameter_changes(run_a.get("run_parameters") or {}, run_b.get("run_parameters") or {})]
     facts_a, facts_b = _facts(docs_a), _facts(docs_b)
     environment = []

@@ -71,10 +71,10 @@ def parameter_changes(old, new, prefix=""):
     return changes
 
 
-def _show_value(value):
+def show_value(value):
     return "(absent)" if value is _ABSENT else canonical_json(value)
 
 
 def describe_changes(changes):
     """``key: old -> new; ...`` for :func:`parameter_changes`."""
-    return "; ".join(f"{key}: {_show_value(old)} -> {_show_value(new)}" for key, old, new in changes)
+    return "; ".join(f"{key}: {show_value(old)} -> {show_value(new)}" for key, old, new in changes)

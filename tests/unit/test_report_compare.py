@@ -107,7 +107,7 @@ def test_two_experiments_are_refused_and_differences_are_listed(runs, tmp_path):
     doc["environment"]["hosts"][sorted(doc["environment"]["hosts"])[0]]["kernel"] = "6.1.0-99-amd64"
     json.dump(doc, open(path, "w"))
     rows, info = compare_runs(a, b)
-    assert [k for k, _a, _b in info["differences"]["run_parameters"]] == ["duration_s"]
+    assert info["differences"]["run_parameters"] == [("duration_s", "(absent)", "99")]
     assert any(key.endswith(".kernel") and "6.1.0-99-amd64" in vb for key, _va, vb in info["differences"]["environment"])
     assert info["tests"] == sum(1 for r in rows if r["p_value"] is not None)
     # --metrics: only those, and a name neither run has is refused
