@@ -61,3 +61,15 @@ def test_from_another_directory_with_ansible_config(tmp_path):
     docs = stored(results)
     assert len(docs) == 1 and docs[0]["valid"] is True, [d["reasons"] for d in docs]
     assert not os.listdir(elsewhere)
+
+
+@pytest.mark.parametrize("playbook", sorted(EXPERIMENTS))
+def test_plan_is_a_real_tag_and_check_mode_points_to_it(playbook, tmp_path):
+    tags = play(playbook, "--list-tags", as_user=True, timeout=120)
+    assert_ok(tags)
+    assert "plan" in tags.stdout.split("TASK TAGS:")[-1]
+    check = play(playbook, "--check", results=tmp_path, as_user=True, timeout=120)
+    assert check.returncode == 10, check.stdout[-2000:]
+    assert "--check is not supported by the testbed's playbooks" in check.stdout
+    assert "use --tags plan" in check.stdout.rstrip().splitlines()[-1]
+    assert not os.listdir(tmp_path)
