@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios pin clean-results \
+.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -59,9 +59,6 @@ molecule:  ## molecule test for every role scenario (SCENARIOS)
 
 scenarios:  ## print the molecule scenarios `make molecule` runs, in order (.ci/run times each)
 	@echo $(SCENARIOS)
-
-lab-scenarios:  ## print the lab scenarios (they use the lab's VM kernel and storage caches)
-	@echo $(LAB_SCENARIOS)
 
 molecule-lab:  ## molecule test for the LVS lab scenarios (bridges, host containers, director VM)
 	./scripts/ensure-dockerd.sh
