@@ -80,6 +80,8 @@ TOOL = "zpool"
 
 _UNITS = "BKMGTPE"
 NICE = r"\d+(?:\.\d+)?[BKMGTPE]"
+# zfs_nicenum of ZFS on Linux 0.6/0.7 and illumos: no unit below 1024 ("0", "1")
+NICE_OLD = r"\d+(?:\.\d+)?[BKMGTPE]?"
 _NICE_RE = re.compile(r"^(\d+(?:\.\d+)?)([BKMGTPE]?)$")
 _DATE = r"(?P<date>\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})"
 _DURATION = r"(?:(?P<days>\d+) days )?(?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)"
@@ -110,6 +112,11 @@ _SCAN_FORMS = (
     (r"^resilvered \((?P<vdev>[^)]+)\) (?P<processed>%s) in %s with (?P<errors>\d+) errors on %s$"
      % (NICE, _DURATION, _DATE), "rebuild", "finished"),
     (r"^resilver \((?P<vdev>[^)]+)\) canceled on %s$" % _DATE, "rebuild", "canceled"),
+    # ZFS on Linux 0.6/0.7 and illumos (before sequential scrub): finished in "XhYm", a zero size printed as "0"
+    (r"^scrub repaired (?P<processed>%s) in (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$"
+     % (NICE_OLD, _DATE), "scrub", "finished"),
+    (r"^resilvered (?P<processed>%s) in (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$"
+     % (NICE_OLD, _DATE), "resilver", "finished"),
     # the pre-OpenZFS form (label "scrub:"; captured from zfs-fuse 0.7.0): minutes only
     (r"^(?P<func>scrub|resilver) completed after (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$" % _DATE,
      "", "finished"),
@@ -124,6 +131,13 @@ _SCAN_RATES_22 = re.compile(
 _SCAN_DONE = re.compile(
     r"^(?P<processed>%s) (?P<what>resilvered|repaired), (?P<pct>\d+(?:\.\d+)?|nan|-?inf)%% done"
     r"(?:, (?:(?P<to_go>%s) to go|(?P<no_eta>no estimated completion time)))?$" % (NICE, _DURATION))
+# ZFS on Linux 0.6/0.7 and illumos (print_scan_status before sequential scrub, zfs 0.8):
+# "X scanned out of Y at R/s, HhMm to go" or ", (scan is slow, no estimated time)"; the time to go is here.
+_SCAN_RATES_07 = re.compile(
+    r"^(?P<scanned>%s) scanned out of (?P<total>%s) at (?P<scan_rate>%s)/s, "
+    r"(?:(?P<th>\d+)h(?P<tm>\d+)m to go|(?P<no_eta>\(scan is slow, no estimated time\)))$"
+    % (NICE_OLD, NICE_OLD, NICE_OLD))
+_SCAN_DONE_07 = re.compile(r"^(?P<processed>%s) (?P<what>resilvered|repaired), (?P<pct>\d+(?:\.\d+)?)%% done$" % NICE_OLD)
 _SCAN_STARTED = re.compile(r"^scrub started on %s$" % _DATE)
 _ERRORS_COUNT = re.compile(r"^(\d+) data errors, use '-v' for a list$")
 
@@ -217,26 +231,30 @@ def _parse_scan(lines, source):
     if len(rest) < 2:
         raise ParseError(TOOL, source, "%s in progress without its scanned/issued and %% done lines (truncated?)"
                          % scan["function"])
-    rates = _SCAN_RATES.match(rest[0]) or _SCAN_RATES_22.match(rest[0])
+    old = _SCAN_RATES_07.match(rest[0])
+    rates = old or _SCAN_RATES.match(rest[0]) or _SCAN_RATES_22.match(rest[0])
     if rates is None:
-        raise ParseError(TOOL, source, "scan progress line %r is not 'X scanned at R/s, Y issued at R/s, Z total'"
-                         % rest[0][:160])
+        raise ParseError(TOOL, source, "scan progress line %r is not 'X scanned at R/s, Y issued at R/s, Z total' "
+                         "(nor ZFS on Linux 0.7's 'X scanned out of Y at R/s, HhMm to go')" % rest[0][:160])
     for key in ("scanned", "issued", "total"):
-        scan[key + "_bytes"] = nice_bytes(rates.group(key), source, "scan " + key)
+        if key in rates.groupdict():
+            scan[key + "_bytes"] = nice_bytes(rates.group(key), source, "scan " + key)
     if "issue_total" in rates.groupdict():
         scan["issue_total_bytes"] = nice_bytes(rates.group("issue_total"), source, "scan issue total")
     for key, field in (("scan_rate", "scan_rate_bytes_per_s"), ("issue_rate", "issue_rate_bytes_per_s")):
-        if rates.group(key):
+        if rates.groupdict().get(key):
             scan[field] = nice_bytes(rates.group(key), source, "scan " + key)
-    done = _SCAN_DONE.match(rest[1])
+    if old is not None and old.group("th") is not None:
+        scan["to_go_s"] = int(old.group("th")) * 3600 + int(old.group("tm")) * 60
+    done = (_SCAN_DONE_07 if old is not None else _SCAN_DONE).match(rest[1])
     if done is None:
-        raise ParseError(TOOL, source, "scan line %r is not 'W resilvered|repaired, P%% done, ...' (truncated?)"
-                         % rest[1][:160])
+        raise ParseError(TOOL, source, "scan line %r is not 'W resilvered|repaired, P%% done%s' (truncated?)"
+                         % (rest[1][:160], "" if old is not None else ", ..."))
     scan["processed_bytes"] = nice_bytes(done.group("processed"), source, "scan bytes %s" % done.group("what"))
     scan["percent_done"] = to_number(done.group("pct"), TOOL, source, "scan percent done")
-    if done.group("h") is not None:
+    if old is None and done.group("h") is not None:
         scan["to_go_s"] = _seconds(done)
-    if scan["state"] == "in_progress" and done.group("to_go") is None and done.group("no_eta") is None:
+    if old is None and scan["state"] == "in_progress" and done.group("to_go") is None and done.group("no_eta") is None:
         raise ParseError(TOOL, source, "scan line %r stops before the time to go (truncated?)" % rest[1][:160])
     return scan
 

@@ -382,3 +382,47 @@ def test_zfs21_scrub_that_repaired_checksum_errors():
     assert details["vdevs"][-1]["checksum_errors"] == 12 and details["whole"] is True
     assert result["warnings"] == ["vdev /dev/disk/by-id/virtio-tb-disk1-part1 has READ 0 WRITE 0 CKSUM 12 errors"]
     assert details["action"].startswith("Determine if the device needs to be replaced, and clear the errors using")
+
+
+ZOL = "zol-0.7-layout"
+
+
+def _zol(name):
+    return parse(read_fixture("zpool", ZOL + "/" + name + ".txt"), name)
+
+
+def test_zol_07_resilver_in_progress_reads_scanned_out_of_and_the_time_to_go():
+    result = _zol("resilver-in-progress")
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"]) == ("resilver", "in_progress")
+    assert scan["scanned_bytes"] == round(12.4 * 1024 ** 3) and scan["total_bytes"] == round(40.1 * 1024 ** 3)
+    assert scan["scan_rate_bytes_per_s"] == round(98.2 * 1024 ** 2) and scan["issued_bytes"] is None
+    assert scan["processed_bytes"] == round(6.15 * 1024 ** 3)
+    assert scan["percent_done"] == 30.92 and scan["to_go_s"] == 240
+    assert result["metrics"]["progress_fraction"] == pytest.approx(0.3092)
+    assert result["valid"] is True and result["details"]["whole"] is False
+
+
+def test_zol_07_slow_start_has_unitless_sizes_and_no_eta():
+    scan = _zol("resilver-slow-start")["details"]["scan"]
+    assert (scan["scanned_bytes"], scan["scan_rate_bytes_per_s"], scan["processed_bytes"]) == (1, 1, 0)
+    assert scan["percent_done"] == 0.0 and scan["to_go_s"] is None
+
+
+@pytest.mark.parametrize("name, function, processed, seconds", [
+    ("resilvered", "resilver", 20 * 1024 ** 3, 7 * 60),
+    ("scrubbed", "scrub", 0, 72 * 60),
+])
+def test_zol_07_finished_scans_in_hours_and_minutes(name, function, processed, seconds):
+    result = _zol(name)
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["processed_bytes"], scan["duration_s"]) == (
+        function, "finished", processed, seconds)
+    assert result["details"]["whole"] is True and result["metrics"]["progress_fraction"] == 1.0
+
+
+def test_a_zol_07_progress_line_with_an_openzfs_2_done_line_is_refused():
+    text = read_fixture("zpool", ZOL + "/resilver-in-progress.txt").replace(
+        "6.15G resilvered, 30.92% done", "6.15G resilvered, 30.92% done, 00:04:00 to go")
+    with pytest.raises(ParseError, match="is not 'W resilvered\\|repaired, P% done'"):
+        parse(text, "mixed")
