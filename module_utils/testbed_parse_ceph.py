@@ -127,6 +127,40 @@ def detect_kind(document):
     return None
 
 
+def _health(health_doc, source):
+    """``(status, checks, layout)`` of the health section of ``ceph status -f json``.
+
+    Luminous and later: ``{"status", "checks": {NAME: {"severity", "summary": {"message"}}}}``
+    (Luminous also keeps the deprecated ``overall_status``: ``status`` wins). Jewel and
+    older have no ``status``: ``{"overall_status", "summary": [{"severity", "summary"}],
+    "detail", "timechecks", "health": {"health_services"}}``; its unnamed summary entries
+    become checks ``summary_1``, ``summary_2``...
+    """
+    if not isinstance(health_doc, dict):
+        raise ParseError(TOOL, source, "ceph status JSON without a health section")
+    checks = {}
+    if isinstance(health_doc.get("status"), str):
+        status, layout = health_doc["status"], "luminous"
+        for name, check in sorted((health_doc.get("checks") or {}).items()):
+            summary = check.get("summary", {}) if isinstance(check, dict) else {}
+            checks[name] = {"severity": check.get("severity") if isinstance(check, dict) else None,
+                            "message": summary.get("message") if isinstance(summary, dict) else None}
+    elif isinstance(health_doc.get("overall_status"), str):
+        status, layout = health_doc["overall_status"], "jewel"
+        summary = health_doc.get("summary") or []
+        if not isinstance(summary, list):
+            raise ParseError(TOOL, source, "Jewel-style health.summary is %r, not a list" % (summary,))
+        for number, entry in enumerate(summary, start=1):
+            entry = entry if isinstance(entry, dict) else {}
+            checks["summary_%d" % number] = {"severity": entry.get("severity"), "message": entry.get("summary")}
+    else:
+        raise ParseError(TOOL, source, "ceph status JSON without health.status (Luminous and later) or "
+                                       "health.overall_status (Jewel and older)")
+    if not re.match(r"^HEALTH_(OK|WARN|ERR)$", status):
+        raise ParseError(TOOL, source, "health status %r is not HEALTH_OK/WARN/ERR" % status)
+    return status, checks, layout
+
+
 def parse(text, source="<content>", kind="auto"):
     """Parse ``ceph status -f json`` or ``ceph pg stat -f json`` (``kind``: auto, status, pg_stat)."""
     if kind not in KINDS:
@@ -157,20 +191,12 @@ def parse(text, source="<content>", kind="auto"):
     checks = {}
     osds = {"num_osds": None, "num_up_osds": None, "num_in_osds": None, "num_remapped_pgs": None}
     pg_ready = None
+    layout = None
     if detected == "status":
         pgmap = document["pgmap"]
         where = "pgmap"
         by_state = _states(pgmap.get("pgs_by_state", []), "state_name", "count", source, "pgmap.pgs_by_state")
-        health_doc = document.get("health")
-        if not isinstance(health_doc, dict) or not isinstance(health_doc.get("status"), str):
-            raise ParseError(TOOL, source, "ceph status JSON without health.status")
-        health = health_doc["status"]
-        if not re.match(r"^HEALTH_(OK|WARN|ERR)$", health):
-            raise ParseError(TOOL, source, "health status %r is not HEALTH_OK/WARN/ERR" % health)
-        for name, check in sorted((health_doc.get("checks") or {}).items()):
-            summary = check.get("summary", {}) if isinstance(check, dict) else {}
-            checks[name] = {"severity": check.get("severity") if isinstance(check, dict) else None,
-                            "message": summary.get("message") if isinstance(summary, dict) else None}
+        health, checks, layout = _health(document.get("health"), source)
         osdmap = document.get("osdmap")
         if not isinstance(osdmap, dict):
             raise ParseError(TOOL, source, "ceph status JSON without osdmap")
@@ -262,6 +288,7 @@ def parse(text, source="<content>", kind="auto"):
         "kind": detected,
         "health": health,
         "health_checks": checks,
+        "health_layout": layout,
         "fsid": document.get("fsid"),
         "pgs_by_state": dict(sorted(by_state.items())),
         "pg_state_flags": dict(sorted(flags.items())),

@@ -232,3 +232,24 @@ def test_module_and_tool_parse():
     assert not failed and result["details"]["whole"] is True
     failed, result = run_module(ceph_status_parse, {"content": "HEALTH_OK"})
     assert failed and result["msg"].startswith("ceph output <content>: no JSON document")
+
+
+def test_luminous_layout_reads_status_and_named_checks():
+    result = parse(read_fixture("ceph", "older-layouts/luminous-degraded.status.json"), "luminous")
+    assert result["details"]["health_layout"] == "luminous"
+    assert result["metrics"]["osds"] == 2 and result["metrics"]["osds_up"] == 1
+    assert sorted(result["details"]["health_checks"]) == ["OSD_DOWN", "PG_DEGRADED"]
+
+
+def test_jewel_layout_reads_overall_status_and_its_unnamed_summary():
+    result = parse(read_fixture("ceph", "older-layouts/jewel-degraded.status.json"), "jewel")
+    assert result["details"]["health_layout"] == "jewel"
+    checks = result["details"]["health_checks"]
+    assert checks == {"summary_1": {"severity": "HEALTH_WARN", "message": "33 pgs degraded"},
+                      "summary_2": {"severity": "HEALTH_WARN", "message": "1/2 in osds are down"}}
+    assert result["metrics"]["pgs"] == 33 and result["metrics"]["osds_in"] == 2 and result["metrics"]["objects"] is None
+
+
+def test_a_health_section_of_neither_layout_is_refused():
+    with pytest.raises(ParseError, match="without health.status \\(Luminous and later\\) or health.overall_status"):
+        parse(json.dumps({"health": {}, "pgmap": {"pgs_by_state": [], "num_pgs": 0}, "osdmap": {}}), "bare")
