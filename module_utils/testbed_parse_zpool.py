@@ -325,6 +325,16 @@ def _parse_config(lines, source):
         vdevs.append(vdev)
     if not vdevs:
         raise ParseError(TOOL, source, "config section without any vdev (truncated output?)")
+    # The pool is the only data vdev at depth 0 and a group vdev (mirror-0, raidz1-0, replacing-1,
+    # spare-0...) has members: a tree whose indentation was lost would otherwise be counted silently.
+    roots = [v["name"] for v in vdevs if v["depth"] == 0 and v["class"] == "data"]
+    groups = [v["name"] for v in vdevs if v["leaf"] and re.match(r"^(mirror|raidz[123]?|draid[123]?[^-]*|replacing|spare)-\d+$",
+                                                                 v["name"])]
+    if len(roots) != 1 or groups:
+        raise ParseError(TOOL, source, "the vdev tree has lost its indentation (%s at the top level%s): pass zpool "
+                                       "status's output as it is, tabs and spaces kept"
+                         % (", ".join(roots[:4]) or "nothing",
+                            "; %s without members" % ", ".join(groups[:4]) if groups else ""))
     return vdevs, exact[0]
 
 

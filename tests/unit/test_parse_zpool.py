@@ -426,3 +426,12 @@ def test_a_zol_07_progress_line_with_an_openzfs_2_done_line_is_refused():
         "6.15G resilvered, 30.92% done", "6.15G resilvered, 30.92% done, 00:04:00 to go")
     with pytest.raises(ParseError, match="is not 'W resilvered\\|repaired, P% done'"):
         parse(text, "mixed")
+
+
+def test_a_tree_whose_indentation_was_lost_is_refused_not_counted():
+    text = read_fixture("zpool", "openzfs-2.1.11/resilver-in-progress-replacing.txt")
+    head, config = text.split("config:", 1)
+    body, errors = config.split("errors:", 1)
+    flat = "\n".join(("\t" + line.strip()) if line.strip() else line for line in body.splitlines())
+    with pytest.raises(ParseError, match="the vdev tree has lost its indentation \\(tank, mirror-0, replacing-0"):
+        parse(head + "config:" + flat + "\nerrors:" + errors, "flattened")
