@@ -43,7 +43,7 @@ unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 	python -m pytest -q tests/unit
 
 integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report)
-	python -m pytest -q tests/integration
+	python -m pytest -q --durations=12 tests/integration
 
 faults:  ## fault injection on the LVS lab (VM killed, Apache stopped, container paused, link down, SIGINT, full disk); slow, needs root
 	./scripts/ensure-dockerd.sh
