@@ -18,7 +18,8 @@ description:
     invalid; C(13) points are missing for another reason (a host not built, a full disk).
   - ansible-playbook's own codes stay where the testbed has nothing to add - C(2) a task failed, C(4) a
     host was unreachable, C(99) interrupted (Ctrl-C) - and a complete run whose cleanup failed keeps C(2).
-  - The last line printed says which status and why.
+  - The last line on stderr says which status and why (stdout stays the stdout callback's alone, so a
+    C(json) callback's output is still one JSON document).
 requirements:
   - enabled in C(ansible.cfg) (C(callbacks_enabled = testbed_exit))
 """
@@ -76,7 +77,8 @@ class CallbackModule(CallbackBase):
         code, message = exit_status(self._outcome, self._refused, failed)
         if code is None:
             return
-        self._display.display(f"Exit status {code} ({_name(code)}): {message}")
+        # On stderr: stdout stays the stdout callback's (a json callback's document stays one document).
+        self._display.display(f"Exit status {code} ({_name(code)}): {message}", stderr=True)
         if code != 0 or failed:
             # After the recap: ansible-playbook's own finally blocks still clean up.
             raise SystemExit(code)

@@ -185,3 +185,10 @@ def assert_ok(proc, returncode=0):
     """Assert the exit code, with :func:`why` as the message."""
     assert proc.returncode == returncode, why(proc)
     return proc
+
+
+def exit_line(proc):
+    """The testbed_exit callback's last word (stderr): ``Exit status N (name): why``, or None."""
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("Exit status ")]
+    return lines[-1] if lines else None
+

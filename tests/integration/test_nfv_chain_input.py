@@ -6,7 +6,7 @@ nothing is written (no run directory).
 import os
 
 import pytest
-from playbook_run import play, why
+from playbook_run import exit_line, play, why
 
 
 @pytest.mark.parametrize("extra, sentence", [
@@ -19,6 +19,6 @@ from playbook_run import play, why
 def test_bad_input_stops_before_anything_is_written(tmp_path, extra, sentence):
     proc = play("playbooks/nfv-chain.yml", "-e", extra, results=tmp_path, timeout=120)
     assert proc.returncode == 10, why(proc)
-    last = proc.stdout.rstrip().splitlines()[-1]
+    last = exit_line(proc)
     assert last.startswith("Exit status 10 (refused): input refused before any host was touched") and sentence in last
     assert not os.listdir(tmp_path)

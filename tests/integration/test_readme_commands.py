@@ -16,7 +16,7 @@ import json
 import os
 
 import pytest
-from playbook_run import ROOT, assert_ok, play
+from playbook_run import ROOT, assert_ok, exit_line, play
 
 EXPERIMENTS = {
     "playbooks/lvs-compare.yml": "Plan: ",
@@ -71,5 +71,5 @@ def test_plan_is_a_real_tag_and_check_mode_points_to_it(playbook, tmp_path):
     check = play(playbook, "--check", results=tmp_path, as_user=True, timeout=120)
     assert check.returncode == 10, check.stdout[-2000:]
     assert "--check is not supported by the testbed's playbooks" in check.stdout
-    assert "use --tags plan" in check.stdout.rstrip().splitlines()[-1]
+    assert "use --tags plan" in exit_line(check)
     assert not os.listdir(tmp_path)

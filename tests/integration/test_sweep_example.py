@@ -13,7 +13,7 @@ import sys
 
 import playbook_run
 import pytest
-from playbook_run import assert_ok, why
+from playbook_run import assert_ok, exit_line, why
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -82,6 +82,6 @@ def test_plan_only_writes_nothing(tmp_path):
 def test_bad_input_stops_before_any_point(tmp_path, extra, sentence):
     proc = play(tmp_path, *extra)
     assert proc.returncode == 10, why(proc)
-    assert proc.stdout.rstrip().splitlines()[-1].startswith("Exit status 10 (refused): input refused")
+    assert exit_line(proc).startswith("Exit status 10 (refused): input refused")
     assert sentence in proc.stdout + proc.stderr
     assert not os.path.exists(os.path.join(str(tmp_path), "cpu_scaling"))

@@ -13,7 +13,7 @@ import os
 import sys
 
 import playbook_run
-from playbook_run import assert_ok, why
+from playbook_run import assert_ok, exit_line, why
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -125,11 +125,11 @@ def test_exit_status_says_how_the_run_ended(tmp_path):
     interrupted (99) in test_sweep_interrupts.py, a host not built (13) above."""
     unrecovered = play(tmp_path, "-e", "fault_toy_recover_works=false")
     assert unrecovered.returncode == 11, why(unrecovered)
-    assert "Exit status 11 (unrecovered): a lab fault was not recovered (toy-service)" in unrecovered.stdout
+    assert exit_line(unrecovered).startswith("Exit status 11 (unrecovered): a lab fault was not recovered (toy-service)")
 
     invalid = play(tmp_path, "-e", '{"fault_toy_invalid": ["c"], "fault_toy_break": []}')
     assert invalid.returncode == 12, why(invalid)
-    last = invalid.stdout.rstrip().splitlines()[-1]
+    last = exit_line(invalid)
     assert last.startswith("Exit status 12 (invalid): the run is complete, but 1 of 3 points are invalid (c__rep1;"), last
     assert docs(tmp_path)["c__rep1"]["valid"] is False
 
@@ -140,7 +140,7 @@ def test_exit_status_says_how_the_run_ended(tmp_path):
     # the cause fixed, the invalid point measured again; the old document is kept aside
     fixed = play(tmp_path, "-e", '{"fault_toy_break": []}', "-e", "testbed_remeasure_invalid=true")
     assert_ok(fixed)
-    assert fixed.stdout.rstrip().splitlines()[-1].startswith("Exit status 0 (complete): every one of the 3 points")
+    assert exit_line(fixed).startswith("Exit status 0 (complete): every one of the 3 points")
     found = docs(tmp_path)
     assert found["c__rep1"]["valid"] is True and found["a__rep1"]["valid"] is True
     (superseded,) = glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "superseded" / "c__rep1.1" / "c__rep1.json"))
