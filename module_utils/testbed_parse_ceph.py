@@ -43,6 +43,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import re
 
 from ansible.module_utils.testbed_parse import (
@@ -127,6 +128,24 @@ def detect_kind(document):
     return None
 
 
+def other_document(document):
+    """What a Ceph JSON document is when it is neither ``ceph status`` nor ``ceph pg stat`` (None: unknown)."""
+    if isinstance(document, list) and document and all(isinstance(d, dict) for d in document):
+        if all("pool_name" in d and ("client_io_rate" in d or "recovery_rate" in d) for d in document):
+            return "ceph osd pool stats JSON (per-pool client I/O and recovery rates)"
+    if not isinstance(document, dict):
+        return None
+    if "status" in document and "checks" in document:
+        return "ceph health JSON (ceph health [detail] -f json)"
+    if "nodes" in document and "stray" in document:
+        return "ceph osd tree JSON"
+    if "stats" in document and "pools" in document:
+        return "ceph df JSON"
+    if "pg_stats" in document or "pg_map" in document:
+        return "ceph pg dump JSON"
+    return None
+
+
 def _health(health_doc, source):
     """``(status, checks, layout)`` of the health section of ``ceph status -f json``.
 
@@ -170,6 +189,13 @@ def parse(text, source="<content>", kind="auto"):
     if found["truncated"]:
         raise ParseError(TOOL, source, "the JSON document stops in the middle (truncated output)")
     if not found["documents"]:
+        try:  # a JSON array is a document too, of another command (ceph osd pool stats...)
+            other = other_document(json.loads(text))
+        except ValueError:
+            other = None
+        if other:
+            raise ParseError(TOOL, source, "neither ceph status (pgmap) nor ceph pg stat (pg_summary) JSON: "
+                                           "this is %s" % other)
         first = text.strip().splitlines()[0][:160]
         raise ParseError(TOOL, source, "no JSON document (run ceph with -f json; got %r%s)"
                          % (first, "; " + found["invalid"] if found["invalid"] else ""))
@@ -181,7 +207,9 @@ def parse(text, source="<content>", kind="auto"):
     document = found["documents"][0][0]
     detected = detect_kind(document)
     if detected is None:
-        raise ParseError(TOOL, source, "neither ceph status (pgmap) nor ceph pg stat (pg_summary) JSON")
+        other = other_document(document)
+        raise ParseError(TOOL, source, "neither ceph status (pgmap) nor ceph pg stat (pg_summary) JSON"
+                         + (": this is %s" % other if other else ""))
     if kind != "auto" and kind != detected:
         raise ParseError(TOOL, source, "expected ceph %s JSON, got ceph %s JSON"
                          % (kind.replace("_", " "), detected.replace("_", " ")))

@@ -63,6 +63,8 @@ _TARGET = re.compile(r"^\[\s*(?P<index>\d+)\] IP = (?P<ip>\S+)\s+PORT =\s*(?P<po
 _TEST_END = re.compile(_PREFIX + r"Test end \((?P<why>[^)]*)\)", re.MULTILINE)
 _ERROR = re.compile(r"sockperf: ERROR: (?P<msg>.*?)\s*$", re.MULTILINE)
 _USAGE = re.compile(r"^Usage: sockperf", re.MULTILINE)
+# sockperf throughput (tp): a message rate and a bandwidth, no latency (client.cpp, "Summary: ...")
+_THROUGHPUT = re.compile(_PREFIX + r"Summary: Message Rate is (?P<mps>\d+) \[msg/sec\]", re.MULTILINE)
 _NO_RESULT = re.compile(
     _PREFIX + r"(?P<msg>No messages were received from the server\..*|No messages were sent|"
     r"No valid observations found\..*|Test end before test start\..*)$", re.MULTILINE)
@@ -192,6 +194,10 @@ def parse(text, source="<content>", max_drop_pct=1.0):
             raise ParseError(TOOL, source, "sockperf measured nothing: %s" % no_result.group("msg"))
         if _USAGE.search(text):
             raise ParseError(TOOL, source, "usage text instead of a report (bad option?)")
+        if _THROUGHPUT.search(text):
+            raise ParseError(TOOL, source, "this is sockperf's throughput-mode report (sockperf tp: %s msg/s and a "
+                                           "bandwidth, no latency), not a ping-pong or under-load one: run sockperf "
+                                           "ping-pong or under-load for round trips" % _THROUGHPUT.search(text).group("mps"))
         if _VERSION.search(text) is None and _TEST_END.search(text) is None:
             raise ParseError(TOOL, source, "not sockperf client output (no version banner, no [Total Run] line)")
         raise ParseError(TOOL, source, "missing the [Total Run] line and the statistics (truncated output?)")

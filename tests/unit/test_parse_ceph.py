@@ -7,6 +7,7 @@ backfill (backfill/), sampled every ~2 s until HEALTH_OK.
 import glob
 import json
 import os
+import re
 
 import ceph_status_parse
 import pytest
@@ -253,3 +254,15 @@ def test_jewel_layout_reads_overall_status_and_its_unnamed_summary():
 def test_a_health_section_of_neither_layout_is_refused():
     with pytest.raises(ParseError, match="without health.status \\(Luminous and later\\) or health.overall_status"):
         parse(json.dumps({"health": {}, "pgmap": {"pgs_by_state": [], "num_pgs": 0}, "osdmap": {}}), "bare")
+
+
+@pytest.mark.parametrize("document, what", [
+    ([{"pool_name": "rbd", "pool_id": 1, "recovery": {}, "recovery_rate": {}, "client_io_rate": {}}],
+     "ceph osd pool stats JSON (per-pool client I/O and recovery rates)"),
+    ({"status": "HEALTH_OK", "checks": {}, "mutes": []}, "ceph health JSON (ceph health [detail] -f json)"),
+    ({"nodes": [], "stray": []}, "ceph osd tree JSON"),
+    ({"stats": {}, "pools": []}, "ceph df JSON"),
+])
+def test_another_ceph_command_is_named(document, what):
+    with pytest.raises(ParseError, match="neither ceph status .* JSON: this is " + re.escape(what)):
+        parse(json.dumps(document), "other")

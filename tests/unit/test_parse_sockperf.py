@@ -102,6 +102,9 @@ def test_dropped_messages_under_the_limit_are_a_warning():
      "server 0: sockperf measured nothing: No valid observations found. "
      "Try tune parameters: --time/--mps/--reply-every"),
     ("usage_bad_option.txt", "usage text instead of a report (bad option?)"),
+    ("udp_throughput_mode_t1.txt",
+     "this is sockperf's throughput-mode report (sockperf tp: 154051 msg/s and a bandwidth, no latency), not a "
+     "ping-pong or under-load one: run sockperf ping-pong or under-load for round trips"),
 ])
 def test_failures_are_parse_errors_quoting_sockperf(name, message):
     with pytest.raises(ParseError) as info:
