@@ -19,7 +19,10 @@ transfer unless told to.  Two outputs are read (lftp 4.9.2 source):
 
       N bytes transferred[ in S seconds (RATE)]
 
-  where S is rounded to whole seconds and omitted below 1 s.
+  where S is rounded to whole seconds and omitted below 1 s; older lftp prints
+  the compact rate of ``Speedometer::GetStr`` (``55.59M/s``, ``512.3K/s``,
+  ``900b/s``) and lftp 2.x ``%g bytes/s``: read too.  After an ``mget``/``mput``
+  of several files: ``Total N files transferred`` (``details.files_total``).
 
 The transfer time is ``bytes / rate`` from the log line (3-4 significant
 digits), else from the summary's rate.  lftp gives no time to the first byte: its
@@ -53,9 +56,15 @@ RATE = r"(?P<rate>%s) (?P<unit>B|KiB|MiB)/s" % NUM
 LOG_LINE = re.compile(
     r"^(?:(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) )?(?P<src>\S.*?) -> (?P<dst>\S.*?) "
     r"(?P<start>%s)-(?P<end>%s)(?: %s)?\s*$" % (INT, INT, RATE), re.MULTILINE)
+# The rate in parentheses: "%.2f MiB/s" (Speedometer::GetStrProper, lftp 4.x), the compact
+# "%.2fM/s" / "%.1fK/s" / "%.0fb/s" (Speedometer::GetStr, older lftp) or "%g bytes/s" (lftp 2.x).
+_COMPACT_UNITS = {"b": 1.0, "K": 1024.0, "M": MIB}
 SUMMARY = re.compile(
-    r"^(?P<bytes>%s) bytes? transferred(?: in (?P<seconds>%s) seconds?(?: \(%s\))?)?\s*$" % (INT, INT, RATE),
+    r"^(?P<bytes>%s) bytes? transferred(?: in (?P<seconds>%s) seconds?"
+    r"(?: \((?:%s|(?P<crate>%s)(?P<cunit>[bKM])/s|(?P<grate>[0-9.e+-]+) bytes/s)\))?)?\s*$" % (INT, INT, RATE, NUM),
     re.MULTILINE)
+# mget/mput with several files: "Total N files transferred" (CopyJobEnv::SayFinal)
+FILES_TOTAL = re.compile(r"^Total (?P<files>%s) files? transferred\s*$" % INT, re.MULTILINE)
 ERROR = re.compile(r"^(?P<cmd>[a-z]+): (?P<msg>.*(?:failed|error|Fatal|refused|No such|not connected|"
                    r"Login incorrect|Access denied|exceeded).*)$", re.MULTILINE | re.IGNORECASE)
 FAILED_FILES = re.compile(r"^Transfer of (%s) of (%s) files? failed\s*$" % (INT, INT), re.MULTILINE)
@@ -67,6 +76,11 @@ def _remote(path):
 
 
 def _rate_bytes_s(match, source):
+    groups = match.groupdict()
+    if groups.get("crate") is not None:
+        return to_number(groups["crate"], TOOL, source, "rate") * _COMPACT_UNITS[groups["cunit"]]
+    if groups.get("grate") is not None:
+        return to_number(groups["grate"], TOOL, source, "rate")
     if match.group("rate") is None:
         return None
     return to_number(match.group("rate"), TOOL, source, "rate") * _RATE_UNITS[match.group("unit")]
@@ -126,6 +140,8 @@ def parse(text, source="<content>"):
                               "rate_bytes_per_s": rate,
                               "seconds": entry["bytes"] / rate if rate else None, "logged_at": None})
     details["transfers"] = transfers
+    files_total = FILES_TOTAL.search(text)
+    details["files_total"] = int(files_total.group("files")) if files_total else None
 
     directions = sorted(set(t["direction"] for t in transfers if t["direction"]))
     metrics["direction"] = directions[0] if len(directions) == 1 else ("mixed" if directions else None)

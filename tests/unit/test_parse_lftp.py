@@ -99,3 +99,24 @@ def test_module_and_tool_parse():
     import tool_parse
     failed, result = run_module(tool_parse, {"tool": "lftp", "content": read_fixture("lftp", "lftp-get-50m-limit-rate.txt")})
     assert not failed and result["metrics"]["direction"] == "get"
+
+
+@pytest.mark.parametrize("rate, bytes_per_s", [
+    ("55.59M/s", 55.59 * 1048576),     # Speedometer::GetStr of older lftp
+    ("512.3K/s", 512.3 * 1024),
+    ("900b/s", 900.0),
+    ("1.1e+06 bytes/s", 1.1e6),        # lftp 2.x: %g bytes/s
+    ("55.59 MiB/s", 55.59 * 1048576),  # lftp 4.x (captured fixtures), for comparison
+])
+def test_summary_rates_of_every_lftp_generation(rate, bytes_per_s):
+    """Built from the formats of CopyJob::FormatBytesTimeRate / CopyJobEnv::SayFinal at those versions."""
+    result = parse("104857600 bytes transferred in 2 seconds (%s)\n" % rate, "summary")
+    entry = result["details"]["summaries"][0]
+    assert entry["bytes"] == 104857600 and entry["rate_bytes_per_s"] == pytest.approx(bytes_per_s)
+    assert result["metrics"]["transfer_s"] == pytest.approx(104857600 / bytes_per_s)
+
+
+def test_an_mget_summary_counts_its_files():
+    text = ("4194304 bytes transferred in 1 second (4.00M/s)\nTotal 4 files transferred\n")
+    result = parse(text, "mget")
+    assert result["details"]["files_total"] == 4 and result["metrics"]["transferred_bytes"] == 4194304
