@@ -517,7 +517,7 @@ def metric_series(docs, metric, valid_only=False, skip_missing=False):
     return out
 
 
-def _fmt_sig(value, digits=4):
+def fmt_sig(value, digits=4):
     """``value`` with about ``digits`` significant digits (N/A for None)."""
     if value is None:
         return "N/A"
@@ -563,8 +563,8 @@ def fidelity_check(direct, harness, tolerance_pct=5.0, direct_scale=1.0, direct_
     unit = f" {unit}" if unit else ""
     sentence = ("Fidelity check {}: {} gave {}{} (n={}), {} {}{} (n={}); difference {:+.2f} % "
                 "(tolerance \u00b1{:g} %).").format(
-        "passed" if passed else "FAILED", direct_label, _fmt_sig(d["mean"]), unit, d["n"], harness_label,
-        _fmt_sig(h["mean"]), unit, h["n"], diff, tolerance)
+        "passed" if passed else "FAILED", direct_label, fmt_sig(d["mean"]), unit, d["n"], harness_label,
+        fmt_sig(h["mean"]), unit, h["n"], diff, tolerance)
     if spread_h is not None and spread_d is not None:
         sentence += (" Run-to-run spread (max \u2212 min) / mean on this machine: harness {:.1f} %, direct {:.1f} %."
                      ).format(spread_h, spread_d)

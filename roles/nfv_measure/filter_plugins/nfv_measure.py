@@ -12,7 +12,6 @@ Pure functions (tests/unit/test_filters_nfv.py); bad input raises
 come from the shared filter_plugins/testbed_stats.py.
 """
 
-import math
 import os
 import re
 
@@ -42,12 +41,7 @@ def _fail(name, message):
 
 
 def _fmt(value, digits=3):
-    if value is None:
-        return "N/A"
-    if value == 0:
-        return "0"
-    decimals = max(0, min(6, digits - 1 - int(math.floor(math.log10(abs(value))))))
-    return f"{value:.{decimals}f}"
+    return stats.fmt_sig(value, digits)
 
 
 def _fmt_summary(summary, digits=3):
