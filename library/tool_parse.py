@@ -28,8 +28,8 @@ options:
     description: The tool whose output this is.
     type: str
     required: true
-    choices: [ab, ceph, curl, docker_stats, fio, hpcc, httperf, iperf3, ipvsadm, lftp, ping, postal, sockperf, sysbench, xz,
-              zpool]
+    choices: [ab, ceph, curl, docker_stats, fio, hpcc, httperf, iozone, iperf3, ipvsadm, lftp, netperf, nuttcp, ping, postal,
+              sockperf, sysbench, xz, zpool]
   options:
     description:
       - Options of that tool's parser, by name (as the tool's own module takes them).
@@ -97,9 +97,12 @@ from ansible.module_utils.testbed_parse_docker_stats import parse as parse_docke
 from ansible.module_utils.testbed_parse_fio import parse as parse_fio  # noqa: E402
 from ansible.module_utils.testbed_parse_hpcc import parse as parse_hpcc  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
+from ansible.module_utils.testbed_parse_iozone import parse as parse_iozone  # noqa: E402
 from ansible.module_utils.testbed_parse_iperf3 import parse as parse_iperf3  # noqa: E402
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm  # noqa: E402
 from ansible.module_utils.testbed_parse_lftp import parse as parse_lftp  # noqa: E402
+from ansible.module_utils.testbed_parse_netperf import parse as parse_netperf  # noqa: E402
+from ansible.module_utils.testbed_parse_nuttcp import parse as parse_nuttcp  # noqa: E402
 from ansible.module_utils.testbed_parse_ping import parse as parse_ping  # noqa: E402
 from ansible.module_utils.testbed_parse_postal import parse as parse_postal  # noqa: E402
 from ansible.module_utils.testbed_parse_sockperf import parse as parse_sockperf  # noqa: E402
@@ -115,9 +118,12 @@ PARSERS = {
     "fio": parse_fio,
     "hpcc": parse_hpcc,
     "httperf": parse_httperf,
+    "iozone": parse_iozone,
     "iperf3": parse_iperf3,
     "ipvsadm": parse_ipvsadm,
     "lftp": parse_lftp,
+    "netperf": parse_netperf,
+    "nuttcp": parse_nuttcp,
     "ping": parse_ping,
     "postal": parse_postal,
     "sockperf": parse_sockperf,
