@@ -188,6 +188,8 @@ def main():
             required_groups=dict(type="list", elements="str", default=[]),
             host_vars=dict(type="list", elements="dict", default=[]),
             hosts=dict(type="dict", default={}),
+            max_hosts=dict(type="dict", default={}),
+            exclusive_groups=dict(type="list", elements="list", default=[]),
             experiment=dict(type="str", default="the experiment"),
             docs=dict(type="str", default="the experiment role's README.md"),
         ),
@@ -199,7 +201,8 @@ def main():
         problems = validate(
             spec=options, constraints=p["constraints"], values=p["values"], all_vars=p["all_vars"],
             prefixes=p["prefixes"], known=p["known"], required_vars=p["required_vars"], groups=p["groups"],
-            required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"])
+            required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"],
+            max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"])
     except SpecError as exc:
         module.fail_json(msg="experiment_validate: the argument spec or constraints of %s are unusable: %s"
                          % (p["experiment"], exc), problems=[])

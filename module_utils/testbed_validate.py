@@ -12,7 +12,12 @@ Inputs:
   ``required``, ``default`` and nested ``options`` of every experiment variable;
 * the role's ``meta/testbed_constraints.yml`` companion file: range and list
   constraints per variable (``minimum``, ``maximum``, ``exclusive_minimum``,
-  ``exclusive_maximum``, ``integer``, ``min_items``, ``max_items``, ``unique``).
+  ``exclusive_maximum``, ``integer``, ``min_items``, ``max_items``, ``unique``),
+  and for strings (or lists of them) ``pattern`` (a regular expression the whole
+  value must match) with ``pattern_meaning`` (what it stands for, named in the
+  sentence), ``format`` (``ipv4``: an IPv4 address; ``absolute_path``: an
+  absolute path other than ``/``) and, for any scalar, ``not_in`` (values that
+  are refused) with ``not_in_reason``.
   They live in their own file because ansible-lint's schema of argument_specs
   rejects unknown keys in an option and at the file's top level (ansible-core
   itself ignores both);
@@ -39,7 +44,10 @@ TYPES = ("str", "int", "float", "bool", "list", "dict", "path", "raw")
 UNCHECKED_TYPES = ("jsonarg", "json", "bytes", "bits")
 NUMERIC_CONSTRAINTS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "integer")
 LIST_CONSTRAINTS = ("min_items", "max_items", "unique")
-CONSTRAINTS = NUMERIC_CONSTRAINTS + LIST_CONSTRAINTS
+TEXT_CONSTRAINTS = ("pattern", "pattern_meaning", "format")
+VALUE_CONSTRAINTS = ("not_in", "not_in_reason")
+CONSTRAINTS = NUMERIC_CONSTRAINTS + LIST_CONSTRAINTS + TEXT_CONSTRAINTS + VALUE_CONSTRAINTS
+FORMATS = {"ipv4": "an IPv4 address such as 10.0.0.1", "absolute_path": "an absolute path other than /"}
 HOST_CHECKS = ("present", "ipv4", "ipv4_in_network")
 # Keys of one entry point of argument_specs.yml (tells an entry point from an options mapping).
 ENTRY_POINT_KEYS = {"options", "short_description", "description", "author", "version_added", "examples",
@@ -143,6 +151,12 @@ def constraint_map(constraints, options):
             if key in NUMERIC_CONSTRAINTS and target not in ("int", "float"):
                 raise SpecError("testbed_constraints.%s.%s applies to numbers (or lists of numbers), but %s is %s" % (
                     name, key, name, "a list of %s" % target if kind == "list" else "a %s" % kind))
+            if key in TEXT_CONSTRAINTS and target not in ("str", "path"):
+                raise SpecError("testbed_constraints.%s.%s applies to strings (or lists of strings), but %s is %s" % (
+                    name, key, name, "a list of %s" % target if kind == "list" else "a %s" % kind))
+            if key in TEXT_CONSTRAINTS + VALUE_CONSTRAINTS:
+                _check_text_rule(name, key, limit)
+                continue
             if key in ("integer", "unique"):
                 if not isinstance(limit, bool):
                     raise SpecError("testbed_constraints.%s.%s must be true or false" % (name, key))
@@ -152,6 +166,21 @@ def constraint_map(constraints, options):
             elif isinstance(limit, bool) or not isinstance(limit, (int, float)):
                 raise SpecError("testbed_constraints.%s.%s must be a number" % (name, key))
     return constraints
+
+
+def _check_text_rule(name, key, limit):
+    """The author's pattern/format/not_in rules are well formed."""
+    if key == "pattern":
+        try:
+            re.compile(limit)
+        except (re.error, TypeError) as exc:
+            raise SpecError("testbed_constraints.%s.pattern is not a regular expression: %s" % (name, exc)) from None
+    elif key == "format" and limit not in FORMATS:
+        raise SpecError("testbed_constraints.%s.format is %r; known: %s" % (name, limit, ", ".join(FORMATS)))
+    elif key == "not_in" and not isinstance(limit, list):
+        raise SpecError("testbed_constraints.%s.not_in must be a list of refused values" % name)
+    elif key in ("pattern_meaning", "not_in_reason") and not isinstance(limit, str):
+        raise SpecError("testbed_constraints.%s.%s must be a sentence (a string)" % (name, key))
 
 
 # --- describing values -----------------------------------------------------------------
@@ -384,6 +413,7 @@ def check_value(name, opt, value, rules=None, top=True):
                 continue
             problems.extend(_check_choices(label, opt, item, name))
             problems.extend(_check_numbers(label, item, rules, name))
+            problems.extend(_check_text(label, item, rules, name))
             if elements == "dict" and "options" in opt:
                 problems.extend(_check_suboptions(label, opt["options"], item))
             items.append(item)
@@ -391,6 +421,7 @@ def check_value(name, opt, value, rules=None, top=True):
         return problems, items
     problems.extend(_check_choices(name, opt, converted, name))
     problems.extend(_check_numbers(name, converted, rules, name))
+    problems.extend(_check_text(name, converted, rules, name))
     if kind == "dict" and "options" in opt:
         problems.extend(_check_suboptions(name, opt["options"], converted))
     return problems, converted
@@ -435,6 +466,26 @@ def _check_numbers(label, value, rules, name):
         if bad:
             problems.append("%s must be %s %s, got %s: %s." % (label, word, _num(limit), _num(value), where))
     return problems
+
+
+def _check_text(label, value, rules, name):
+    """pattern, format and not_in: one sentence each, naming what the value should be."""
+    where = "fix it %s" % FIX if label == name else "fix the list %s" % FIX
+    if "not_in" in rules and value in rules["not_in"]:
+        reason = rules.get("not_in_reason") or "that value is refused"
+        return ["%s is %s: %s; %s." % (label, _short(repr(value)), reason, where)]
+    if not isinstance(value, str):
+        return []
+    if "pattern" in rules and not re.fullmatch(rules["pattern"], value):
+        meaning = rules.get("pattern_meaning") or "a value matching %s" % rules["pattern"]
+        return ["%s is %s, not %s: %s." % (label, _short(repr(value)), meaning, where)]
+    form = rules.get("format")
+    if form == "ipv4" and _ipv4(value) is None:
+        return ["%s is %s, not %s: %s." % (label, _short(repr(value)), FORMATS[form], where)]
+    if form == "absolute_path" and (not value.startswith("/") or value.rstrip("/") == ""):
+        return ["%s is %s, not %s (the testbed mounts, writes and removes there): %s." % (
+            label, _short(repr(value)), FORMATS[form], where)]
+    return []
 
 
 def _check_list_rules(name, raw, items, rules):
@@ -536,6 +587,34 @@ def check_groups(groups, required):
     return problems
 
 
+def check_group_sizes(groups, max_hosts):
+    """Groups the experiment uses only part of: more hosts than it uses is an error, not a silent choice."""
+    problems = []
+    for name, limit in sorted((max_hosts or {}).items()):
+        hosts = list((groups or {}).get(name) or ())
+        if len(hosts) > limit:
+            problems.append("inventory group %s has %d hosts (%s), but the experiment uses %d: keep %s in the group "
+                            "(or make an inventory per node)." % (
+                                name, len(hosts), ", ".join(hosts), limit,
+                                "one host" if limit == 1 else "at most %d hosts" % limit))
+    return problems
+
+
+def check_exclusive_groups(groups, exclusive):
+    """A host may play one part only: a host in two groups of one set is named."""
+    problems = []
+    for names in exclusive or ():
+        seen = {}
+        for name in names:
+            for host in (groups or {}).get(name) or ():
+                seen.setdefault(host, []).append(name)
+        for host, where in sorted(seen.items()):
+            if len(where) > 1:
+                problems.append("host %s is in %s: each host plays one part in this experiment; give each group "
+                                "its own host." % (host, " and ".join(where)))
+    return problems
+
+
 def _network(req):
     """The IPv4 network of an ipv4_in_network requirement; (network, problem)."""
     value = req.get("network")
@@ -564,6 +643,16 @@ def _ipv4(value):
         return None
 
 
+def _unique_host_values(group_hosts, hosts, var, group):
+    owners = {}
+    for host in group_hosts:
+        value = (hosts.get(host) or {}).get(var)
+        if value not in (None, ""):
+            owners.setdefault(str(value).strip(), []).append(host)
+    return ["%s is %s on %s (group %s): each host needs its own; fix it in your inventory." % (
+        var, value, " and ".join(names), group) for value, names in sorted(owners.items()) if len(names) > 1]
+
+
 def check_host_vars(groups, requirements, hosts):
     """Host variables each host of a group must have (present, an IPv4 address, inside a network)."""
     problems = []
@@ -583,6 +672,8 @@ def check_host_vars(groups, requirements, hosts):
                 check = "ipv4"
         var, group = req["var"], req["group"]
         where = req.get("network_description") or "the network"
+        if req.get("unique"):
+            problems.extend(_unique_host_values(groups.get(group) or (), hosts, var, group))
         for host in groups.get(group) or ():
             host_values = hosts.get(host) or {}
             if var not in host_values or host_values[var] is None or host_values[var] == "":
@@ -608,7 +699,7 @@ def check_host_vars(groups, requirements, hosts):
 
 def validate(spec=None, entry_point="main", constraints=None, values=None, all_vars=None, prefixes=None,
              known=None, required_vars=None, groups=None, required_groups=None, host_vars=None, hosts=None,
-             docs=None):
+             docs=None, max_hosts=None, exclusive_groups=None):
     """Every problem of an experiment's input, in a stable order: groups, host vars, variables."""
     options = spec_options(spec, entry_point)
     required_groups = list(required_groups or ())
@@ -617,6 +708,8 @@ def validate(spec=None, entry_point="main", constraints=None, values=None, all_v
             required_groups.append(req["group"])
     problems = []
     problems.extend(check_groups(groups, required_groups))
+    problems.extend(check_group_sizes(groups, max_hosts))
+    problems.extend(check_exclusive_groups(groups, exclusive_groups))
     problems.extend(check_host_vars(groups, host_vars, hosts))
     problems.extend(check_required_vars(required_vars, values))
     problems.extend(check_values(options, values, constraints))

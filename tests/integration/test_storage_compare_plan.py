@@ -61,3 +61,44 @@ def test_bad_input_stops_before_anything_is_built(tmp_path, extra, sentence):
     assert sentence in proc.stdout, proc.stdout[-4000:]
     assert "lab_storage" not in proc.stdout and "Start the storage VM" not in proc.stdout
     assert not os.path.exists(os.path.join(str(tmp_path), "storage_compare"))
+
+
+# Free-form values, all in one run: the check reports every problem at once, one sentence each.
+FREE_FORM = {
+    '{"storage_compare_fio_block_sizes": ["banana"]}':
+        "storage_compare_fio_block_sizes item 1 is 'banana', not a block size such as 4k",
+    '{"storage_compare_fio_iodepths": [1000000]}': "storage_compare_fio_iodepths item 1 must be at most 1024, got 1000000",
+    'storage_compare_ceph_mon_address=not-an-ip': "storage_compare_ceph_mon_address is 'not-an-ip', not an IPv4 address",
+    'storage_compare_mountpoint=/': "storage_compare_mountpoint is '/', not an absolute path other than /",
+    'storage_compare_oltp_port=22': "storage_compare_oltp_port is 22: port 22 is sshd's",
+}
+
+
+def test_free_form_values_are_checked_too(tmp_path):
+    proc = play(tmp_path, *[arg for extra in FREE_FORM for arg in ("-e", extra)])
+    assert proc.returncode == 10, playbook_run.why(proc)
+    assert "cannot start: %d problems with its input" % len(FREE_FORM) in proc.stdout
+    for sentence in FREE_FORM.values():
+        assert sentence in proc.stdout
+    assert not os.listdir(tmp_path)
+
+
+def test_a_second_storage_node_is_refused_not_left_out(tmp_path):
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    for name in ("all", "storage_nodes"):
+        source = os.path.join(ROOT, "inventories", "lab", "group_vars", name)
+        target = inventory / "group_vars" / name
+        if os.path.isdir(source):
+            target.symlink_to(source)
+        elif os.path.exists(source + ".yml"):
+            (inventory / "group_vars" / (name + ".yml")).symlink_to(source + ".yml")
+    (inventory / "hosts.yml").write_text(
+        "all:\n  children:\n    storage_nodes:\n      hosts:\n"
+        "        node1: {ansible_host: 127.0.0.1, ansible_port: 1, storage_compare_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b]}\n"
+        "        node2: {ansible_host: 127.0.0.1, ansible_port: 1, storage_compare_devices: [/dev/disk/by-id/c, /dev/disk/by-id/d]}\n")
+    proc = playbook_run.play("playbooks/storage-compare.yml", inventory=str(inventory), results=tmp_path / "results",
+                             timeout=300)
+    assert proc.returncode == 10, playbook_run.why(proc)
+    assert "inventory group storage_nodes has 2 hosts (node1, node2), but the experiment uses 1" in proc.stdout
+    assert not os.path.exists(tmp_path / "results")

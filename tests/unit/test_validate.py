@@ -357,3 +357,76 @@ def test_module_reports_a_broken_spec_as_such():
         spec={"x_n": {"type": "integer"}}, values={"x_n": 1}, experiment="x"))
     assert failed is True
     assert result["msg"].startswith("experiment_validate: the argument spec or constraints of x are unusable:")
+
+
+# --- strings: pattern, format, not_in; topology: group sizes, one part per host, unique host values ----------
+
+TEXT_OPTIONS = {
+    "x_block_sizes": {"type": "list", "elements": "str"},
+    "x_mon_address": {"type": "str"},
+    "x_mountpoint": {"type": "path"},
+    "x_port": {"type": "int"},
+}
+TEXT_RULES = {
+    "x_block_sizes": {"pattern": "[0-9]+[kKmM]?", "pattern_meaning": "a block size such as 4k or 1m"},
+    "x_mon_address": {"format": "ipv4"},
+    "x_mountpoint": {"format": "absolute_path"},
+    "x_port": {"not_in": [22], "not_in_reason": "port 22 is sshd's"},
+}
+
+
+@pytest.mark.parametrize("values, sentence", [
+    ({"x_block_sizes": ["4k", "banana"]},
+     "x_block_sizes item 2 is 'banana', not a block size such as 4k or 1m: fix the list in your inventory's "
+     "group_vars or with -e."),
+    ({"x_mon_address": "not-an-ip"},
+     "x_mon_address is 'not-an-ip', not an IPv4 address such as 10.0.0.1: fix it in your inventory's group_vars or "
+     "with -e."),
+    ({"x_mountpoint": "/"}, "x_mountpoint is '/', not an absolute path other than / (the testbed mounts, writes and "
+                            "removes there): fix it in your inventory's group_vars or with -e."),
+    ({"x_mountpoint": "relative/dir"}, "x_mountpoint is 'relative/dir', not an absolute path other than /"),
+    ({"x_port": 22}, "x_port is 22: port 22 is sshd's; fix it in your inventory's group_vars or with -e."),
+])
+def test_text_constraints_give_one_sentence(values, sentence):
+    problems = check_values(TEXT_OPTIONS, values, {"testbed_constraints": TEXT_RULES})
+    assert len(problems) == 1 and problems[0].startswith(sentence), problems
+
+
+def test_text_constraints_pass_good_values():
+    good = {"x_block_sizes": ["4k", "64K", "1m"], "x_mon_address": "10.0.0.1", "x_mountpoint": "/mnt/tb", "x_port": 3307}
+    assert check_values(TEXT_OPTIONS, good, {"testbed_constraints": TEXT_RULES}) == []
+
+
+@pytest.mark.parametrize("rules, message", [
+    ({"x_port": {"pattern": "[0-9]+"}}, "applies to strings"),
+    ({"x_mon_address": {"format": "ipv6"}}, "format is 'ipv6'; known: ipv4, absolute_path"),
+    ({"x_mon_address": {"pattern": "("}}, "is not a regular expression"),
+    ({"x_port": {"not_in": 22}}, "not_in must be a list"),
+])
+def test_bad_text_rules_are_the_authors_mistake(rules, message):
+    with pytest.raises(SpecError, match=message):
+        constraint_map({"testbed_constraints": rules}, TEXT_OPTIONS)
+
+
+def test_a_group_with_more_hosts_than_used_is_refused():
+    groups = {"storage_nodes": ["s1", "s2"], "lvs_director": ["d1"]}
+    problems = validate(spec={}, groups=groups, max_hosts={"storage_nodes": 1, "lvs_director": 1})
+    assert problems == ["inventory group storage_nodes has 2 hosts (s1, s2), but the experiment uses 1: keep one host "
+                        "in the group (or make an inventory per node)."]
+
+
+def test_a_host_in_two_parts_is_refused():
+    groups = {"lvs_director": ["d1"], "lvs_real_servers": ["d1", "w1"], "lvs_clients": ["c1"]}
+    problems = validate(spec={}, groups=groups, exclusive_groups=[["lvs_director", "lvs_real_servers", "lvs_clients"]])
+    assert problems == ["host d1 is in lvs_director and lvs_real_servers: each host plays one part in this experiment; "
+                        "give each group its own host."]
+
+
+def test_two_hosts_with_the_same_address_are_refused():
+    groups = {"lvs_real_servers": ["w1", "w2", "w3"]}
+    hosts = {"w1": {"lvs_rip": "10.0.2.11"}, "w2": {"lvs_rip": "10.0.2.11"}, "w3": {"lvs_rip": "10.0.2.13"}}
+    req = [{"group": "lvs_real_servers", "var": "lvs_rip", "check": "ipv4", "unique": True}]
+    assert check_host_vars(groups, req, hosts) == [
+        "lvs_rip is 10.0.2.11 on w1 and w2 (group lvs_real_servers): each host needs its own; fix it in your inventory."]
+    hosts["w2"]["lvs_rip"] = "10.0.2.12"
+    assert check_host_vars(groups, req, hosts) == []
