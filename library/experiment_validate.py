@@ -170,7 +170,13 @@ msg:
 """
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402 (Ansible modules import after their documentation)
-from ansible.module_utils.testbed_validate import SpecError, format_message, spec_options, validate  # noqa: E402
+from ansible.module_utils.testbed_validate import (  # noqa: E402
+    SpecError,
+    builder_options,
+    format_message,
+    spec_options,
+    validate,
+)
 
 
 def main():
@@ -189,6 +195,7 @@ def main():
             host_vars=dict(type="list", elements="dict", default=[]),
             hosts=dict(type="dict", default={}),
             max_hosts=dict(type="dict", default={}),
+            builder_specs=dict(type="dict", default={}),
             exclusive_groups=dict(type="list", elements="list", default=[]),
             experiment=dict(type="str", default="the experiment"),
             docs=dict(type="str", default="the experiment role's README.md"),
@@ -202,11 +209,12 @@ def main():
             spec=options, constraints=p["constraints"], values=p["values"], all_vars=p["all_vars"],
             prefixes=p["prefixes"], known=p["known"], required_vars=p["required_vars"], groups=p["groups"],
             required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"],
-            max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"])
+            max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"], builder_specs=p["builder_specs"])
     except SpecError as exc:
         module.fail_json(msg="experiment_validate: the argument spec or constraints of %s are unusable: %s"
                          % (p["experiment"], exc), problems=[])
-    checked = sorted(name for name in options if name in (p["values"] or {}))
+    checked = sorted(name for name in list(options) + list(builder_options(p["builder_specs"])[0])
+                     if name in (p["values"] or {}))
     message = format_message(problems, p["experiment"])
     if problems:
         module.fail_json(msg=message, problems=problems, checked=checked)

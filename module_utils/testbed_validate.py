@@ -106,6 +106,26 @@ def spec_options(spec, entry_point="main"):
     return options
 
 
+def builder_options(builder_specs):
+    """The options of the builder roles an experiment runs (role -> its whole argument_specs.yml).
+
+    Every entry point's options, without ``required`` (the experiment's playbook
+    passes some of them itself); with the role's prefix ``<role>_`` they let the
+    check find a misspelt builder setting and a value of the wrong type or choice.
+    """
+    options, prefixes = {}, []
+    for role, spec in sorted((builder_specs or {}).items()):
+        if not isinstance(spec, dict) or not isinstance(spec.get("argument_specs"), dict):
+            raise SpecError("the argument spec of builder role %s must be a whole argument_specs.yml" % role)
+        for entry in spec["argument_specs"].values():
+            for name, opt in ((entry or {}).get("options") or {}).items():
+                if isinstance(opt, dict):
+                    options.setdefault(name, dict((k, v) for k, v in opt.items() if k != "required"))
+        prefixes.append(role + "_")
+    _check_options(options, "")
+    return options, prefixes
+
+
 def _check_options(options, where):
     if not isinstance(options, dict):
         raise SpecError("options%s must be a mapping of option name to its spec" % where)
@@ -699,9 +719,12 @@ def check_host_vars(groups, requirements, hosts):
 
 def validate(spec=None, entry_point="main", constraints=None, values=None, all_vars=None, prefixes=None,
              known=None, required_vars=None, groups=None, required_groups=None, host_vars=None, hosts=None,
-             docs=None, max_hosts=None, exclusive_groups=None):
+             docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None):
     """Every problem of an experiment's input, in a stable order: groups, host vars, variables."""
     options = spec_options(spec, entry_point)
+    extra, builder_prefixes = builder_options(builder_specs)
+    options = dict(extra, **options)
+    prefixes = list(prefixes or ()) + [p for p in builder_prefixes if p not in (prefixes or ())]
     required_groups = list(required_groups or ())
     for req in host_vars or ():
         if isinstance(req, dict) and req.get("group") and req["group"] not in required_groups:

@@ -43,3 +43,13 @@ def test_wrong_topology_is_named_host_by_host(tmp_path):
     assert "3 problems with its input" in proc.stdout
     assert exit_line(proc).startswith("Exit status 10 (refused)")
     assert not results.exists()
+
+
+def test_builder_role_settings_are_checked_too(tmp_path):
+    proc = play("playbooks/lvs-compare.yml", "--tags", "plan", "-e", "lvs_director_shceduler=wlc",
+                "-e", "lvs_real_server_forwarding=banana", results=tmp_path, timeout=300)
+    assert proc.returncode == 10, why(proc)
+    last = exit_line(proc)
+    assert "unknown variable lvs_director_shceduler: did you mean lvs_director_scheduler?" in last
+    assert "lvs_real_server_forwarding is 'banana', which is not one of nat, dr, tun" in last
+    assert not os.listdir(tmp_path)

@@ -430,3 +430,24 @@ def test_two_hosts_with_the_same_address_are_refused():
         "lvs_rip is 10.0.2.11 on w1 and w2 (group lvs_real_servers): each host needs its own; fix it in your inventory."]
     hosts["w2"]["lvs_rip"] = "10.0.2.12"
     assert check_host_vars(groups, req, hosts) == []
+
+
+def test_builder_roles_settings_are_checked_without_their_required_flags():
+    builder = {"argument_specs": {
+        "main": {"options": {"lvs_director_scheduler": {"type": "str", "required": True},
+                             "lvs_director_forwarding": {"type": "str", "choices": ["nat", "dr", "tun"]}}},
+        "switch": {"options": {"lvs_director_switch_to": {"type": "str"}}}}}
+    problems = validate(spec={}, values={"lvs_director_forwarding": "banana"},
+                        all_vars=["lvs_director_shceduler", "lvs_director_switch_to"],
+                        builder_specs={"lvs_director": builder})
+    assert problems == [
+        "lvs_director_forwarding is 'banana', which is not one of nat, dr, tun: set one of them in your inventory's "
+        "group_vars or with -e lvs_director_forwarding=nat.",
+        "unknown variable lvs_director_shceduler: did you mean lvs_director_scheduler? Rename it in your inventory's "
+        "group_vars or with -e.",
+    ]
+
+
+def test_a_builder_spec_that_is_not_a_whole_file_is_the_authors_mistake():
+    with pytest.raises(SpecError, match="builder role x must be a whole argument_specs.yml"):
+        validate(spec={}, builder_specs={"x": {"options": {}}})
