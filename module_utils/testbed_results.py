@@ -31,6 +31,7 @@ import shutil
 
 from ansible.module_utils.testbed_parse import TEMP_PREFIX, write_json_atomic
 from ansible.module_utils.testbed_results_params import canonical_json, describe_changes, parameter_changes
+from ansible.module_utils.testbed_results_summary import describe_plan
 
 try:
     import fcntl
@@ -475,52 +476,6 @@ def load_run(run_dir):
 # ---------------------------------------------------------------------------
 # Opening a run
 # ---------------------------------------------------------------------------
-
-def _format_duration(seconds):
-    seconds = max(0, round(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    minutes = round(seconds / 60.0)
-    if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def _plural(count, word, plural=None):
-    return f"{count} {word if count == 1 else (plural or word + 's')}"
-
-
-def describe_plan(points, done_ids, estimate_s_per_point=None, done_durations=None, header=None):
-    """A few printable lines: sizes, progress and estimated remaining time."""
-    total = len(points)
-    done = sum(1 for p in points if p["point_id"] in done_ids)
-    pending = total - done
-    variants = []
-    for p in points:
-        if p["variant"] not in variants:
-            variants.append(p["variant"])
-    param_sets = {canonical_json(p["parameters"]) for p in points}
-    reps = {p["repetition"] for p in points}
-    sizes = [_plural(len(variants), "variant"), _plural(len(param_sets), "parameter set"),
-             _plural(len(reps), "repetition")]
-    joiner = " × " if len(variants) * len(param_sets) * len(reps) == total else ", "
-    if estimate_s_per_point is not None:
-        estimate = f"estimated {_format_duration(pending * float(estimate_s_per_point))}"
-    elif done_durations:
-        mean = sum(done_durations) / float(len(done_durations))
-        estimate = f"estimated {_format_duration(pending * mean)} (mean {mean:.1f} s per point so far)"
-    elif pending:
-        estimate = "no time estimate yet"
-    else:
-        estimate = "nothing left to run"
-    lines = []
-    if header:
-        lines.append(header)
-    lines.append(f"Plan: {_plural(total, 'point')} ({joiner.join(sizes)}), {done} done, {pending} to run, {estimate}")
-    shown = ", ".join(variants[:12]) + (", ..." if len(variants) > 12 else "")
-    lines.append(f"Variants: {shown}")
-    return "\n".join(lines)
-
 
 def _new_run_id(experiment_dir, now):
     base = now.astimezone(_UTC).strftime("%Y%m%dT%H%M%SZ")
