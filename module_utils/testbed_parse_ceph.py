@@ -57,6 +57,8 @@ from ansible.module_utils.testbed_parse import (
 
 TOOL = "ceph"
 KINDS = ("auto", "status", "pg_stat")
+# OSD counters of ceph status's osdmap (and pgs_remapped); ceph pg stat has none
+OSD_COUNTS = ("num_osds", "num_up_osds", "num_in_osds", "num_remapped_pgs")
 
 # (metric name, key in pgmap / pg_summary) - absent means 0 (Ceph prints them only when non-zero)
 OPTIONAL_COUNTERS = (
@@ -185,6 +187,28 @@ def parse(text, source="<content>", kind="auto"):
     if kind not in KINDS:
         raise ParseError(TOOL, source, "kind %r is not one of %s" % (kind, ", ".join(KINDS)))
     text = require_text(text, TOOL, source)
+    found = _one_document(text, source)
+    document = found["documents"][0][0]
+    detected = _kind(document, kind, source)
+    if detected == "status":
+        snap = _status_snapshot(document, source)
+    else:
+        snap = _pg_stat_snapshot(document, source)
+    snap.update(kind=detected, document=document)
+    _check_pg_count(snap, source)
+    metrics = _counters(snap, source)
+
+    result = new_result(TOOL, source)
+    _wholeness(snap, metrics, result)
+    result["metrics"] = _metrics(snap, metrics)
+    result["details"] = _details(snap)
+    for line in found["skipped"]:
+        result["warnings"].append("text beside the JSON: %s" % line[:200])
+    return result
+
+
+def _one_document(text, source):
+    """``json_documents`` of ``text``, which must hold exactly one JSON document and nothing after it."""
     found = json_documents(text, TOOL, source)
     if found["truncated"]:
         raise ParseError(TOOL, source, "the JSON document stops in the middle (truncated output)")
@@ -204,7 +228,11 @@ def parse(text, source="<content>", kind="auto"):
     if found["trailing"].strip():
         raise ParseError(TOOL, source, "text after the JSON document: %r (several documents?)"
                          % found["trailing"].strip()[:120])
-    document = found["documents"][0][0]
+    return found
+
+
+def _kind(document, kind, source):
+    """The document's kind (status or pg_stat), which must be the one asked for unless ``kind`` is auto."""
     detected = detect_kind(document)
     if detected is None:
         other = other_document(document)
@@ -213,50 +241,73 @@ def parse(text, source="<content>", kind="auto"):
     if kind != "auto" and kind != detected:
         raise ParseError(TOOL, source, "expected ceph %s JSON, got ceph %s JSON"
                          % (kind.replace("_", " "), detected.replace("_", " ")))
+    return detected
 
-    result = new_result(TOOL, source)
-    health = None
-    checks = {}
-    osds = {"num_osds": None, "num_up_osds": None, "num_in_osds": None, "num_remapped_pgs": None}
-    pg_ready = None
-    layout = None
-    if detected == "status":
-        pgmap = document["pgmap"]
-        where = "pgmap"
-        by_state = _states(pgmap.get("pgs_by_state", []), "state_name", "count", source, "pgmap.pgs_by_state")
-        health, checks, layout = _health(document.get("health"), source)
-        osdmap = document.get("osdmap")
-        if not isinstance(osdmap, dict):
-            raise ParseError(TOOL, source, "ceph status JSON without osdmap")
-        osdmap = osdmap.get("osdmap", osdmap)  # Nautilus and older nest it once more
-        for key in osds:
-            osds[key] = _number(osdmap, key, source, "osdmap", True)
-        num_objects = _number(pgmap, "num_objects", source, where, True)
-        data_bytes = _number(pgmap, "data_bytes", source, where, True)
-        used_bytes = _number(pgmap, "bytes_used", source, where, True)
-        total_bytes = _number(pgmap, "bytes_total", source, where, True)
-    else:
-        pgmap = document["pg_summary"]
-        where = "pg_summary"
-        by_state = _states(pgmap.get("num_pg_by_state", []), "name", "num", source, "pg_summary.num_pg_by_state")
-        pg_ready = document.get("pg_ready")
-        num_objects = None
-        data_bytes = _number(pgmap, "num_bytes", source, where, True)
-        used_bytes = _number(pgmap, "total_used_raw_bytes", source, where, True)
-        total_bytes = _number(pgmap, "total_bytes", source, where, True)
+
+def _status_snapshot(document, source):
+    """PG map, PG states, health, OSD counts and sizes of ``ceph status -f json``."""
+    pgmap = document["pgmap"]
+    where = "pgmap"
+    by_state = _states(pgmap.get("pgs_by_state", []), "state_name", "count", source, "pgmap.pgs_by_state")
+    health, checks, layout = _health(document.get("health"), source)
+    osdmap = document.get("osdmap")
+    if not isinstance(osdmap, dict):
+        raise ParseError(TOOL, source, "ceph status JSON without osdmap")
+    osdmap = osdmap.get("osdmap", osdmap)  # Nautilus and older nest it once more
+    osds = {}
+    for key in OSD_COUNTS:
+        osds[key] = _number(osdmap, key, source, "osdmap", True)
+    return {
+        "pgmap": pgmap, "where": where, "by_state": by_state,
+        "health": health, "checks": checks, "layout": layout, "osds": osds, "pg_ready": None,
+        "num_objects": _number(pgmap, "num_objects", source, where, True),
+        "data_bytes": _number(pgmap, "data_bytes", source, where, True),
+        "used_bytes": _number(pgmap, "bytes_used", source, where, True),
+        "total_bytes": _number(pgmap, "bytes_total", source, where, True),
+    }
+
+
+def _pg_stat_snapshot(document, source):
+    """PG summary, PG states and sizes of ``ceph pg stat -f json`` (no health, no OSD counts)."""
+    pgmap = document["pg_summary"]
+    where = "pg_summary"
+    by_state = _states(pgmap.get("num_pg_by_state", []), "name", "num", source, "pg_summary.num_pg_by_state")
+    return {
+        "pgmap": pgmap, "where": where, "by_state": by_state,
+        "health": None, "checks": {}, "layout": None, "osds": dict.fromkeys(OSD_COUNTS),
+        "pg_ready": document.get("pg_ready"),
+        "num_objects": None,
+        "data_bytes": _number(pgmap, "num_bytes", source, where, True),
+        "used_bytes": _number(pgmap, "total_used_raw_bytes", source, where, True),
+        "total_bytes": _number(pgmap, "total_bytes", source, where, True),
+    }
+
+
+def _check_pg_count(snap, source):
+    """``num_pgs`` must be present and equal the sum of the PG states; kept in ``snap``."""
+    pgmap, where, by_state = snap["pgmap"], snap["where"], snap["by_state"]
     if "num_pgs" not in pgmap:
         raise ParseError(TOOL, source, "%s without num_pgs" % where)
     num_pgs = _number(pgmap, "num_pgs", source, where, True)
     if sum(by_state.values()) != num_pgs:
         raise ParseError(TOOL, source, "PG states add up to %d, num_pgs is %d" % (sum(by_state.values()), num_pgs))
+    snap["num_pgs"] = num_pgs
 
+
+def _counters(snap, source):
+    """The optional object counters and ratios (absent means 0); ratios must lie in 0..1."""
     metrics = {}
     for name, key, integer in OPTIONAL_COUNTERS:
-        metrics[name] = _number(pgmap, key, source, where, integer, default=0)
+        metrics[name] = _number(snap["pgmap"], key, source, snap["where"], integer, default=0)
     for name in ("degraded_ratio", "misplaced_ratio", "unfound_ratio"):
         if not 0.0 <= metrics[name] <= 1.0:
             raise ParseError(TOOL, source, "%s is %r, outside 0..1" % (name, metrics[name]))
+    return metrics
 
+
+def _wholeness(snap, metrics, result):
+    """PG flags, whether the data is whole (and why not), the verdict and the progress fraction."""
+    num_pgs, by_state = snap["num_pgs"], snap["by_state"]
     active_clean = sum(count for state, count in by_state.items() if is_active_clean(state))
     flags = {}
     for state, count in by_state.items():
@@ -276,7 +327,7 @@ def parse(text, source="<content>", kind="auto"):
         invalidate(result, "no placement group at all: nothing to say about the data")
     elif flags.get("unknown", 0) == num_pgs:
         invalidate(result, "every PG is unknown (no mgr has reported PG states)")
-    if pg_ready is False:
+    if snap["pg_ready"] is False:
         invalidate(result, "pg_ready is false (the mgr has no PG map yet)")
     if not result["valid"]:
         not_whole.append("the snapshot says nothing about the data")
@@ -290,40 +341,47 @@ def parse(text, source="<content>", kind="auto"):
         progress = copies_in_place
     else:
         progress = fraction_clean
+    snap.update(active_clean=active_clean, flags=flags, fraction_clean=fraction_clean,
+                not_whole=not_whole, whole=whole, progress=progress)
 
+
+def _metrics(snap, metrics):
+    """``metrics`` (the counters) followed by progress, PG, size and OSD figures."""
+    num_pgs, flags, osds = snap["num_pgs"], snap["flags"], snap["osds"]
     metrics.update({
-        "progress_fraction": progress,
+        "progress_fraction": snap["progress"],
         "pgs": num_pgs,
-        "pgs_active_clean": active_clean,
-        "pgs_active_clean_fraction": fraction_clean,
+        "pgs_active_clean": snap["active_clean"],
+        "pgs_active_clean_fraction": snap["fraction_clean"],
         "pgs_degraded": flags.get("degraded", 0),
         "pgs_undersized": flags.get("undersized", 0),
         "pgs_recovering": flags.get("recovering", 0) + flags.get("recovery_wait", 0),
         "pgs_backfilling": flags.get("backfilling", 0) + flags.get("backfill_wait", 0),
         "pgs_inactive": num_pgs - flags.get("active", 0),
         "pgs_peering": flags.get("peering", 0),
-        "objects": num_objects,
-        "data_bytes": data_bytes,
-        "used_bytes": used_bytes,
-        "total_bytes": total_bytes,
+        "objects": snap["num_objects"],
+        "data_bytes": snap["data_bytes"],
+        "used_bytes": snap["used_bytes"],
+        "total_bytes": snap["total_bytes"],
         "osds": osds["num_osds"],
         "osds_up": osds["num_up_osds"],
         "osds_in": osds["num_in_osds"],
         "pgs_remapped": osds["num_remapped_pgs"],
     })
-    result["metrics"] = metrics
-    result["details"] = {
-        "kind": detected,
-        "health": health,
-        "health_checks": checks,
-        "health_layout": layout,
-        "fsid": document.get("fsid"),
-        "pgs_by_state": dict(sorted(by_state.items())),
-        "pg_state_flags": dict(sorted(flags.items())),
-        "pg_ready": pg_ready,
-        "whole": whole,
-        "not_whole_reasons": not_whole,
+    return metrics
+
+
+def _details(snap):
+    """Kind, health, PG states and flags, and why the data is not whole."""
+    return {
+        "kind": snap["kind"],
+        "health": snap["health"],
+        "health_checks": snap["checks"],
+        "health_layout": snap["layout"],
+        "fsid": snap["document"].get("fsid"),
+        "pgs_by_state": dict(sorted(snap["by_state"].items())),
+        "pg_state_flags": dict(sorted(snap["flags"].items())),
+        "pg_ready": snap["pg_ready"],
+        "whole": snap["whole"],
+        "not_whole_reasons": snap["not_whole"],
     }
-    for line in found["skipped"]:
-        result["warnings"].append("text beside the JSON: %s" % line[:200])
-    return result

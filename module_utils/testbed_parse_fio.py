@@ -255,7 +255,32 @@ def _job_error(job):
 
 
 def parse(text, source="<content>"):
+    """Parse ``fio --output-format=json[+]`` output; see the module docstring."""
     text = require_text(text, TOOL, source)
+    result = new_result(TOOL, source)
+    reader = _Reader(source)
+    document = _last_document(text, source, result)
+    jobs = _jobs(document, source)
+    version = _header(result, document, jobs)
+    per_job = _per_job(reader, jobs, result, source)
+    used_directions = [name for name in DIRECTIONS
+                       if name != "mixed" or any("mixed" in job for job in jobs)]
+    for name in used_directions:
+        active = [(jobs[i], dirs[name]) for i, dirs in enumerate(per_job) if dirs[name]]
+        values = _direction_metrics(result, name, active, version)
+        for key in DIRECTION_METRICS:
+            result["metrics"]["%s_%s" % (name, key)] = values[key]
+    _cpu(reader, jobs, result["metrics"])
+    details = result["details"]
+    details["jobs"] = _job_details(reader, jobs, per_job)
+    if isinstance(document.get("global options"), dict):
+        details["global_options"] = document["global options"]
+    details["timestamp"] = document.get("timestamp")
+    return result
+
+
+def _last_document(text, source, result):
+    """The last JSON document of the output (several with --status-interval); notes what surrounds it."""
     documents, skipped, truncated, invalid = _documents(text, source)
     if not documents and invalid:
         raise ParseError(TOOL, source, "invalid JSON (%s)" % invalid)
@@ -266,18 +291,19 @@ def parse(text, source="<content>"):
         said = " | ".join(skipped)[:300]
         raise ParseError(TOOL, source, "no JSON document found (not fio --output-format=json output?); "
                          "the output says: %r" % said)
-    result = new_result(TOOL, source)
-    details = result["details"]
-    reader = _Reader(source)
     if skipped:
-        details["diagnostics"] = skipped
+        result["details"]["diagnostics"] = skipped
         warn(result, "skipped %d non-JSON line(s) around the JSON: %s" % (len(skipped), " | ".join(skipped)[:300]))
-    document = documents[-1]
     if len(documents) > 1:
         warn(result, "%d JSON documents in the output (--status-interval?); using the last one" % len(documents))
     if truncated:
         invalidate(result, "the output is truncated after the last complete JSON document; "
                    "fio's final report is missing")
+    return documents[-1]
+
+
+def _jobs(document, source):
+    """The document's non-empty list of job objects."""
     if not isinstance(document, dict) or not isinstance(document.get("jobs"), list):
         raise ParseError(TOOL, source, "JSON document has no jobs list (not fio --output-format=json output)")
     jobs = document["jobs"]
@@ -285,7 +311,11 @@ def parse(text, source="<content>"):
         raise ParseError(TOOL, source, "the jobs list is empty")
     if not all(isinstance(job, dict) for job in jobs):
         raise ParseError(TOOL, source, "a jobs[] entry is not an object")
+    return jobs
 
+
+def _header(result, document, jobs):
+    """fio version, job and group counts into the metrics; returns the version."""
     metrics = result["metrics"]
     version = document.get("fio version")
     if version is None:
@@ -294,7 +324,11 @@ def parse(text, source="<content>"):
     metrics["jobs"] = len(jobs)
     groups = sorted(set(job.get("groupid", 0) for job in jobs), key=str)
     metrics["groups"] = len(groups)
+    return version
 
+
+def _per_job(reader, jobs, result, source):
+    """Each job's direction summaries; a job error invalidates, no I/O at all is a ParseError."""
     errors = [_job_error(job) for job in jobs if job.get("error") not in (0, None)]
     per_job = [dict((name, _direction_summary(reader, job, index, name, result)) for name in DIRECTIONS)
                for index, job in enumerate(jobs)]
@@ -303,42 +337,46 @@ def parse(text, source="<content>"):
                          % (": " + "; ".join(errors) if errors else ""))
     for reason in errors:
         invalidate(result, reason)
+    return per_job
 
-    used_directions = [name for name in DIRECTIONS
-                       if name != "mixed" or any("mixed" in job for job in jobs)]
-    for name in used_directions:
-        active = [(jobs[i], dirs[name]) for i, dirs in enumerate(per_job) if dirs[name]]
-        values = dict.fromkeys(DIRECTION_METRICS)
-        if active:
-            summaries = [summary for _job, summary in active]
 
-            def total(key, summaries=summaries):
-                items = [s[key] for s in summaries if s[key] is not None]
-                return sum(items) if items else None
+def _total(summaries, key):
+    items = [s[key] for s in summaries if s[key] is not None]
+    return sum(items) if items else None
 
-            values.update(iops=total("iops"), bw_kib_s=total("bw_kib_s"), bw_bytes_s=total("bw_bytes_s"),
-                          io_bytes=total("io_bytes"), total_ios=total("total_ios"))
-            runtimes = [s["runtime_ms"] for s in summaries if s["runtime_ms"] is not None]
-            values["runtime_ms"] = max(runtimes) if runtimes else None
-            clat = _combine_latency([s["clat"] for s in summaries], result, name, "clat", version)
-            values.update(clat_mean_us=clat["mean"], clat_stddev_us=clat["stddev"],
-                          clat_min_us=clat["min"], clat_max_us=clat["max"])
-            for label, _pct in PERCENTILES:
-                values["clat_%s_us" % label] = clat[label]
-            values["lat_mean_us"] = _combine_latency([s["lat"] for s in summaries], result, name, "lat",
-                                                     version)["mean"]
-            values["slat_mean_us"] = _combine_latency([s["slat"] for s in summaries], result, name, "slat",
-                                                      version)["mean"]
-            if values["total_ios"] is None:
-                warn(result, "%s_total_ios is null: %s does not print total_ios (added in fio 2.2)"
-                     % (name, version or "this fio"))
-            active_groups = set(job.get("groupid", 0) for job, _summary in active)
-            if len(active_groups) > 1:
-                warn(result, "%s jobs of %d reporting groups (stonewall) ran one after another; their iops and "
-                     "bandwidth are summed as if they had run together" % (name, len(active_groups)))
-        for key in DIRECTION_METRICS:
-            metrics["%s_%s" % (name, key)] = values[key]
 
+def _direction_metrics(result, name, active, version):
+    """One direction's metrics over the jobs active in it (``(job, summary)`` pairs); all None if none."""
+    values = dict.fromkeys(DIRECTION_METRICS)
+    if not active:
+        return values
+    summaries = [summary for _job, summary in active]
+    values.update(iops=_total(summaries, "iops"), bw_kib_s=_total(summaries, "bw_kib_s"),
+                  bw_bytes_s=_total(summaries, "bw_bytes_s"), io_bytes=_total(summaries, "io_bytes"),
+                  total_ios=_total(summaries, "total_ios"))
+    runtimes = [s["runtime_ms"] for s in summaries if s["runtime_ms"] is not None]
+    values["runtime_ms"] = max(runtimes) if runtimes else None
+    clat = _combine_latency([s["clat"] for s in summaries], result, name, "clat", version)
+    values.update(clat_mean_us=clat["mean"], clat_stddev_us=clat["stddev"],
+                  clat_min_us=clat["min"], clat_max_us=clat["max"])
+    for label, _pct in PERCENTILES:
+        values["clat_%s_us" % label] = clat[label]
+    values["lat_mean_us"] = _combine_latency([s["lat"] for s in summaries], result, name, "lat",
+                                             version)["mean"]
+    values["slat_mean_us"] = _combine_latency([s["slat"] for s in summaries], result, name, "slat",
+                                              version)["mean"]
+    if values["total_ios"] is None:
+        warn(result, "%s_total_ios is null: %s does not print total_ios (added in fio 2.2)"
+             % (name, version or "this fio"))
+    active_groups = set(job.get("groupid", 0) for job, _summary in active)
+    if len(active_groups) > 1:
+        warn(result, "%s jobs of %d reporting groups (stonewall) ran one after another; their iops and "
+             "bandwidth are summed as if they had run together" % (name, len(active_groups)))
+    return values
+
+
+def _cpu(reader, jobs, metrics):
+    """Mean user and system CPU over the jobs that report it."""
     cpu = {}
     for key in ("usr_cpu", "sys_cpu"):
         items = [reader.number(job, key, "jobs[%d]" % i) for i, job in enumerate(jobs)]
@@ -347,6 +385,9 @@ def parse(text, source="<content>"):
     metrics["usr_cpu_pct"] = cpu["usr_cpu"]
     metrics["sys_cpu_pct"] = cpu["sys_cpu"]
 
+
+def _job_details(reader, jobs, per_job):
+    """One entry per job: name, group, error, runtime, CPU, options and its active directions."""
     job_details = []
     for index, job in enumerate(jobs):
         entry = {
@@ -372,8 +413,4 @@ def parse(text, source="<content>"):
                     "clat_p99_us": summary["clat"]["percentiles"].get("p99"),
                 }
         job_details.append(entry)
-    details["jobs"] = job_details
-    if isinstance(document.get("global options"), dict):
-        details["global_options"] = document["global options"]
-    details["timestamp"] = document.get("timestamp")
-    return result
+    return job_details

@@ -221,10 +221,22 @@ def parse(text, source="<content>", requested_rate=None, min_rate_ratio=0.9,
 
 
 def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct):
-    m = result["metrics"]
-    connections, requests, replies = m["connections"], m["requests"], m["replies"]
+    """Invalidate or warn about the run; each step reads and extends one ``check`` mapping."""
+    check = {"result": result, "m": result["metrics"], "sessions": sessions, "min_rate_ratio": min_rate_ratio,
+             "max_client_cpu_pct": max_client_cpu_pct, "max_error_pct": max_error_pct}
+    _client_limits(check)
+    _service_failure(check)
+    _client_cpu(check)
+    _achieved_rate(check)
+    _connection_errors(check)
+    _replies(check)
 
-    client_limits = m["errors_fd_unavail"] + m["errors_addrunavail"] + m["errors_ftab_full"]
+
+def _client_limits(check):
+    """Client-resource errors (fd-unavail, addrunavail, ftab-full): the load generator was the limit."""
+    result, m = check["result"], check["m"]
+    check["client_limits"] = client_limits = (
+        m["errors_fd_unavail"] + m["errors_addrunavail"] + m["errors_ftab_full"])
     if client_limits:
         invalidate(result, (
             "the load generator (client) was the limit, not the system under test: httperf ran out of client "
@@ -233,13 +245,20 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
             "shorten --timeout, lower --rate or spread the load over more client processes (--client=i/N)"
             % (m["errors_fd_unavail"], m["errors_addrunavail"], m["errors_ftab_full"], FD_SETSIZE)))
 
-    # No reply, or most connections failed, with no client-resource error: the
-    # service did not answer. That is the primary cause, stated first. Failures
-    # above max_error_pct without client-resource errors also mean that a busy
-    # client CPU is httperf polling while it waits, not saturation.
+
+def _service_failure(check):
+    """Error share; whether failures are the server's and whether the service did not answer at all.
+
+    No reply, or most connections failed, with no client-resource error: the
+    service did not answer. That is the primary cause, stated first. Failures
+    above max_error_pct without client-resource errors also mean that a busy
+    client CPU is httperf polling while it waits, not saturation.
+    """
+    result, m, client_limits = check["result"], check["m"], check["client_limits"]
+    connections, replies = m["connections"], m["replies"]
     errors = m["errors_total"]
     error_share = 100.0 * errors / connections if connections else (100.0 if errors else 0.0)
-    server_side_failures = not client_limits and error_share > max_error_pct
+    server_side_failures = not client_limits and error_share > check["max_error_pct"]
     service_failed = not client_limits and connections > 0 and (replies == 0 or error_share >= SERVICE_FAILED_PCT)
     if service_failed:
         invalidate(result, (
@@ -247,22 +266,30 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
             "connreset %d, other %d) and %d replies came back; the client ran out of no resource, so the server or "
             "the path to it failed" % (errors, connections, m["errors_client_timo"], m["errors_socket_timo"],
                                         m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
+    check.update(errors=errors, error_share=error_share, server_side_failures=server_side_failures,
+                 service_failed=service_failed)
 
-    # httperf's event loop polls: it shows ~100 % CPU even at trivial rates, so a
-    # high CPU share only means saturation when the client also fell behind the
-    # requested rate (by more than 3 %) or ran out of descriptors - and not
-    # when the service did not answer (httperf then polls on timeouts).
+
+def _client_cpu(check):
+    """Whether a busy client CPU means the client saturated (``check["client_cpu_saturated"]``).
+
+    httperf's event loop polls: it shows ~100 % CPU even at trivial rates, so a
+    high CPU share only means saturation when the client also fell behind the
+    requested rate (by more than 3 %) or ran out of descriptors - and not
+    when the service did not answer (httperf then polls on timeouts).
+    """
+    result, m, max_client_cpu_pct = check["result"], check["m"], check["max_client_cpu_pct"]
     cpu = m["client_cpu_total_pct"]
     target = m["requested_rate_per_s"]
     achieved = m["connection_rate_per_s"]
-    client_cpu_saturated = False
-    if cpu >= max_client_cpu_pct and server_side_failures:
+    check["client_cpu_saturated"] = False
+    if cpu >= max_client_cpu_pct and check["server_side_failures"]:
         warn(result, "client CPU %s %%: httperf busy-polls while its connections wait for a service that does not "
                      "answer; not a sign of client saturation" % _fmt(cpu))
     elif cpu >= max_client_cpu_pct:
-        behind = target is not None and not sessions and achieved < CPU_RATE_RATIO * target
-        if behind or client_limits:
-            client_cpu_saturated = True
+        behind = target is not None and not check["sessions"] and achieved < CPU_RATE_RATIO * target
+        if behind or check["client_limits"]:
+            check["client_cpu_saturated"] = True
             invalidate(result, (
                 "client CPU saturated: httperf used %s %% of a CPU (user %s %% + system %s %%), at or above "
                 "max_client_cpu_pct %s %%, and %s; the load generator limited the run, so the numbers describe "
@@ -271,7 +298,7 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
                     _fmt(max_client_cpu_pct),
                     "achieved only %s of the requested %s conn/s" % (_fmt(achieved), _fmt(target)) if behind
                     else "it ran out of client resources")))
-        elif target is None or sessions:
+        elif target is None or check["sessions"]:
             warn(result, "client CPU %s %% (at or above max_client_cpu_pct %s %%) and no requested connection "
                          "rate to compare with: httperf polls, so this alone does not prove the client was the "
                          "limit; pass requested_rate to decide" % (_fmt(cpu), _fmt(max_client_cpu_pct)))
@@ -280,28 +307,46 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
                          "up with the requested %s: httperf polls, so a busy CPU alone is not saturation"
                          % (_fmt(cpu), _fmt(max_client_cpu_pct), _fmt(achieved), _fmt(target)))
 
-    if target is not None and sessions and result["details"]["requested_rate_from"] == "command line --rate":
+
+def _achieved_rate(check):
+    """The achieved connection rate against the requested one, with the likeliest cause of a shortfall."""
+    result, m = check["result"], check["m"]
+    target = m["requested_rate_per_s"]
+    achieved = m["connection_rate_per_s"]
+    if target is not None and check["sessions"] and result["details"]["requested_rate_from"] == "command line --rate":
         warn(result, "--wsess/--wsesslog runs take --rate as sessions/s, so the achieved connection rate was "
                      "not compared with it; pass requested_rate to compare")
-    elif target is not None and achieved < min_rate_ratio * target:
-        if service_failed:
-            why = "the service did not answer (see the first reason)"
-        elif server_side_failures:
-            why = "%.1f %% of the connections failed on the server side (no client-resource error)" % error_share
-        elif client_limits or client_cpu_saturated:
-            why = "the client was the bottleneck (client CPU %s %%, %d client-resource errors)" % (
-                _fmt(cpu), client_limits)
-        else:
-            why = ("the client had headroom (client CPU %s %%), so the server saturated or the run was too short "
-                   "for the connections to finish (up to %d concurrent connections, response time %s, "
-                   "test-duration %s s)" % (_fmt(cpu), m["max_concurrent_connections"],
-                                            "%s ms" % _fmt(m["response_time_ms"]) if m["response_time_ms"] is not None
-                                            else "not measured", _fmt(m["test_duration_s"])))
+    elif target is not None and achieved < check["min_rate_ratio"] * target:
         invalidate(result, (
             "achieved connection rate %s conn/s is %.1f %% of the requested %s conn/s (below min_rate_ratio "
-            "%s): %s" % (_fmt(achieved), 100.0 * achieved / target, _fmt(target), _fmt(min_rate_ratio), why)))
+            "%s): %s" % (_fmt(achieved), 100.0 * achieved / target, _fmt(target), _fmt(check["min_rate_ratio"]),
+                         _shortfall_cause(check))))
 
-    if m["num_conns"] is not None and not sessions and connections < m["num_conns"]:
+
+def _shortfall_cause(check):
+    """Why the achieved rate fell short: the service, the server, the client, or neither."""
+    m = check["m"]
+    cpu = m["client_cpu_total_pct"]
+    if check["service_failed"]:
+        return "the service did not answer (see the first reason)"
+    if check["server_side_failures"]:
+        return "%.1f %% of the connections failed on the server side (no client-resource error)" % check["error_share"]
+    if check["client_limits"] or check["client_cpu_saturated"]:
+        return "the client was the bottleneck (client CPU %s %%, %d client-resource errors)" % (
+            _fmt(cpu), check["client_limits"])
+    return ("the client had headroom (client CPU %s %%), so the server saturated or the run was too short "
+            "for the connections to finish (up to %d concurrent connections, response time %s, "
+            "test-duration %s s)" % (_fmt(cpu), m["max_concurrent_connections"],
+                                     "%s ms" % _fmt(m["response_time_ms"]) if m["response_time_ms"] is not None
+                                     else "not measured", _fmt(m["test_duration_s"])))
+
+
+def _connection_errors(check):
+    """Connections short of --num-conns, no replies at all, and the share of failed connections."""
+    result, m, service_failed = check["result"], check["m"], check["service_failed"]
+    connections, requests, replies = m["connections"], m["requests"], m["replies"]
+    errors, max_error_pct = check["errors"], check["max_error_pct"]
+    if m["num_conns"] is not None and not check["sessions"] and connections < m["num_conns"]:
         warn(result, "httperf issued %d of the %d connections asked for with --num-conns"
              % (connections, m["num_conns"]))
 
@@ -310,7 +355,7 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
                    % (connections, requests, m["errors_total"]))
 
     if errors:
-        share = error_share
+        share = check["error_share"]
         detail = ("errors_total %d / connections %d = %.2f %% (client-timo %d, socket-timo %d, connrefused %d, "
                   "connreset %d, fd-unavail %d, addrunavail %d, ftab-full %d, other %d)"
                   % (errors, connections, share, m["errors_client_timo"], m["errors_socket_timo"],
@@ -321,6 +366,11 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
         else:
             warn(result, "a small share of connections failed: %s" % detail)
 
+
+def _replies(check):
+    """Requests without a reply, HTTP error replies, and a zero test duration."""
+    result, m, max_error_pct = check["result"], check["m"], check["max_error_pct"]
+    requests, replies = m["requests"], m["replies"]
     if 0 < replies < requests:
         missing = requests - replies
         share = 100.0 * missing / requests

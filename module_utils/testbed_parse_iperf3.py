@@ -117,12 +117,27 @@ def _counter(reader, block, key, path):
 
 
 def parse(text, source="<content>"):
+    """Parse one ``iperf3 -c ... -J`` client report; see the module docstring."""
     text = require_text(text, TOOL, source)
     document, skipped, trailing = _decode(text, source)
     result = new_result(TOOL, source)
-    details = result["details"]
-    reader = _Reader(result, source)
+    _surroundings(result, skipped, trailing)
+    run = _report(document, result, source)
+    _test_setup(run)
+    _choose_sums(run)
+    _throughput(run)
+    _cpu(run)
+    _streams(run)
+    _udp_loss(run)
+    _intervals(run)
+    _bidir_reverse(run)
+    _verdict(run)
+    return result
 
+
+def _surroundings(result, skipped, trailing):
+    """Warn about lines before the JSON; text after it is an error line or a warning."""
+    details = result["details"]
     if skipped:
         warn(result, "skipped %d line(s) before the JSON document: %s" % (len(skipped), " | ".join(skipped)[:300]))
         details["skipped_lines"] = skipped
@@ -135,6 +150,13 @@ def parse(text, source="<content>"):
         else:
             warn(result, "text after the JSON document was ignored: %r" % trailing[:200])
 
+
+def _report(document, result, source):
+    """Check that ``document`` is a client report with an end summary; return the run mapping.
+
+    The run mapping carries the document's parts and what later steps learn about the
+    test; every step below reads and extends it.
+    """
     if not isinstance(document, dict) or "start" not in document or not ({"end", "error"} & set(document)):
         raise ParseError(TOOL, source, "JSON document is not an iperf3 -J report (no start/end keys)")
 
@@ -155,11 +177,21 @@ def parse(text, source="<content>"):
         raise ParseError(TOOL, source, "the end summary has no sum_sent/sum_received/sum (truncated run?)")
     if error:
         invalidate(result, "iperf3 reported an error: %r" % str(error))
-        details["error"] = str(error)
+        result["details"]["error"] = str(error)
+    return {
+        "result": result, "metrics": result["metrics"], "details": result["details"],
+        "reader": _Reader(result, source), "document": document, "start": start, "end": end, "error": error,
+        "sent": sent, "sent_name": sent_name, "received": received, "received_name": received_name,
+        "plain": plain, "plain_name": plain_name,
+    }
 
+
+def _test_setup(run):
+    """Version, protocol, streams and direction from ``start.test_start`` (and the end sums)."""
+    start, end, details, reader = run["start"], run["end"], run["details"], run["reader"]
     test_start = start.get("test_start") or {}
     version = start.get("version")
-    label = "iperf3 %s" % str(version).replace("iperf ", "", 1) if version else None
+    run["label"] = "iperf3 %s" % str(version).replace("iperf ", "", 1) if version else None
     details["version"] = version
     details["duration_configured_s"] = reader.number(test_start, "duration", "start.test_start")
     connecting = start.get("connecting_to")
@@ -168,10 +200,10 @@ def parse(text, source="<content>"):
 
     protocol = test_start.get("protocol")
     if not protocol:
+        plain = run["plain"]
         protocol = "UDP" if isinstance(plain, dict) and "jitter_ms" in plain else "TCP"
-        warn(result, "start.test_start.protocol missing; protocol guessed as %s" % protocol)
+        warn(run["result"], "start.test_start.protocol missing; protocol guessed as %s" % protocol)
     protocol = str(protocol).upper()
-    udp = protocol == "UDP"
     streams_list = end.get("streams") if isinstance(end.get("streams"), list) else []
     num_streams = reader.number(test_start, "num_streams", "start.test_start", integer=True)
     if num_streams is None:
@@ -181,24 +213,31 @@ def parse(text, source="<content>"):
         bidir = bool(test_start.get("bidir"))
     else:  # 3.11/3.12 have no test_start.bidir; the extra sums give it away
         bidir = "sum_sent_bidir_reverse" in end or "sum_bidir_reverse" in end
+    run.update(protocol=protocol, udp=protocol == "UDP", streams_list=streams_list, reverse=reverse, bidir=bidir)
+    run["metrics"].update(protocol=protocol, streams=num_streams, reverse=reverse, bidir=bidir)
 
-    metrics = result["metrics"]
-    metrics.update(protocol=protocol, streams=num_streams, reverse=reverse, bidir=bidir)
 
-    if sent is None and received is None:
-        # UDP before 3.11: only end.sum, whose bytes are the local side's.
+def _choose_sums(run):
+    """UDP before 3.11 has only ``end.sum``, whose bytes are the local side's: use it for that side."""
+    if run["sent"] is None and run["received"] is None:
+        plain = run["plain"]
         local_sender = plain.get("sender")
         if local_sender is None:
-            local_sender = not reverse
-        warn(result, "no end.sum_sent/sum_received (iperf3 < 3.11 UDP); %s values taken from end.sum, "
-             "which mixes sender bytes with receiver loss" % ("sent" if local_sender else "received"))
-        if local_sender:
-            sent_name, sent = plain_name, plain
-        else:
-            received_name, received = plain_name, plain
+            local_sender = not run["reverse"]
+        side = "sent" if local_sender else "received"
+        warn(run["result"], "no end.sum_sent/sum_received (iperf3 < 3.11 UDP); %s values taken from end.sum, "
+             "which mixes sender bytes with receiver loss" % side)
+        run[side + "_name"], run[side] = run["plain_name"], plain
+    run["sent_path"] = "end.%s" % run["sent_name"]
+    run["received_path"] = "end.%s" % run["received_name"]
 
-    sent_path = "end.%s" % sent_name
-    received_path = "end.%s" % received_name
+
+def _throughput(run):
+    """Duration, bytes, bits/s and retransmits from the end sums."""
+    reader, metrics = run["reader"], run["metrics"]
+    sent, sent_path = run["sent"], run["sent_path"]
+    received, received_path = run["received"], run["received_path"]
+    udp, protocol = run["udp"], run["protocol"]
     duration = reader.number(sent, "seconds", sent_path) if sent else None
     if duration is None and received:
         duration = reader.number(received, "seconds", received_path)
@@ -209,28 +248,37 @@ def parse(text, source="<content>"):
     metrics["received_bps"] = reader.number(received, "bits_per_second", received_path) if received else None
     metrics["retransmits"] = None if udp or not sent else _counter(reader, sent, "retransmits", sent_path)
     if not udp and sent and "retransmits" not in sent:
-        warn(result, "retransmits is null: %s printed no retransmit count in %s (%s%s)" % (
-            label or "iperf3", sent_path, protocol,
+        warn(run["result"], "retransmits is null: %s printed no retransmit count in %s (%s%s)" % (
+            run["label"] or "iperf3", sent_path, protocol,
             ", which has none" if protocol == "SCTP" else "; no TCP_INFO on the sending host?"))
 
-    cpu = end.get("cpu_utilization_percent") or {}
+
+def _cpu(run):
+    """Host and remote CPU utilisation; the remote's all-0 after an error is null."""
+    reader, metrics = run["reader"], run["metrics"]
+    cpu = run["end"].get("cpu_utilization_percent") or {}
     for side in ("host", "remote"):
         values = dict((part, reader.number(cpu, "%s_%s" % (side, part), "end.cpu_utilization_percent"))
                       for part in ("total", "user", "system"))
-        if side == "remote" and error and all(v == 0 for v in values.values()):
-            warn(result, "remote CPU utilisation is all 0 after an error (the server sent no results); "
+        if side == "remote" and run["error"] and all(v == 0 for v in values.values()):
+            warn(run["result"], "remote CPU utilisation is all 0 after an error (the server sent no results); "
                  "reported as null")
             values = dict.fromkeys(values)
         for part, value in values.items():
             metrics["%s_cpu_%s_pct" % (side, part)] = value
 
-    # Per-stream details; RTT/cwnd from the streams this host sent on.  3.7 added a
-    # "sender" flag to each stream block; before it (no --bidir yet) the client sent on
-    # every stream unless -R was given.
-    tcp_blocks = [s.get("sender") for s in streams_list if isinstance(s, dict) and "udp" not in s]
+
+def _sender_flag(run):
+    """Whether the per-stream ``sender`` flag is missing (before 3.7); warn why RTT/cwnd are null.
+
+    3.7 added a "sender" flag to each stream block; before it (no --bidir yet) the
+    client sent on every stream unless -R was given.
+    """
+    result, protocol, reverse, label = run["result"], run["protocol"], run["reverse"], run["label"]
+    tcp_blocks = [s.get("sender") for s in run["streams_list"] if isinstance(s, dict) and "udp" not in s]
     tcp_blocks = [b for b in tcp_blocks if isinstance(b, dict)]
     flag_missing = bool(tcp_blocks) and not any("sender" in b for b in tcp_blocks)
-    details["stream_sender_flag"] = "inferred" if flag_missing else "printed"
+    run["details"]["stream_sender_flag"] = "inferred" if flag_missing else "printed"
     if flag_missing and reverse:
         warn(result, "RTT and congestion window are null: with -R this host only received, and %s (before 3.7, "
              "no per-stream sender flag) measures them on the sending side only" % (label or "iperf3 < 3.7"))
@@ -240,79 +288,108 @@ def parse(text, source="<content>"):
             "max_snd_cwnd" in b or "mean_rtt" in b for b in tcp_blocks):
         warn(result, "RTT and congestion window are null: %s does not report them (added in iperf3 3.1)"
              % (label or "this iperf3"))
+    return flag_missing
+
+
+def _udp_stream(reader, block, path):
+    """One ``end.streams[].udp`` block."""
+    return dict(
+        socket=block.get("socket"),
+        bytes=reader.number(block, "bytes", path + ".udp", integer=True),
+        bps=reader.number(block, "bits_per_second", path + ".udp"),
+        jitter_ms=reader.number(block, "jitter_ms", path + ".udp"),
+        lost_packets=reader.number(block, "lost_packets", path + ".udp", integer=True),
+        packets=reader.number(block, "packets", path + ".udp", integer=True),
+        lost_percent=reader.number(block, "lost_percent", path + ".udp"),
+        out_of_order=reader.number(block, "out_of_order", path + ".udp", integer=True),
+        sender=block.get("sender"),
+    )
+
+
+def _tcp_stream(run, stream, path, flag_missing):
+    """One TCP/SCTP stream; RTT and cwnd only when this host sent on it."""
+    reader = run["reader"]
+    snd = stream.get("sender") or {}
+    rcv = stream.get("receiver") or {}
+    local_sender = snd.get("sender") if "sender" in snd else (not run["reverse"] if flag_missing else None)
+    entry = dict(
+        socket=snd.get("socket", rcv.get("socket")),
+        local_sender=local_sender,
+        sent_bytes=reader.number(snd, "bytes", path + ".sender", integer=True),
+        sent_bps=reader.number(snd, "bits_per_second", path + ".sender"),
+        received_bytes=reader.number(rcv, "bytes", path + ".receiver", integer=True),
+        received_bps=reader.number(rcv, "bits_per_second", path + ".receiver"),
+        retransmits=_counter(reader, snd, "retransmits", path + ".sender") if "retransmits" in snd else None,
+    )
+    mean_rtt = reader.number(snd, "mean_rtt", path + ".sender")
+    min_rtt = reader.number(snd, "min_rtt", path + ".sender")
+    max_rtt = reader.number(snd, "max_rtt", path + ".sender")
+    cwnd = reader.number(snd, "max_snd_cwnd", path + ".sender")
+    if local_sender is True and mean_rtt:
+        entry.update(mean_rtt_us=mean_rtt, min_rtt_us=min_rtt, max_rtt_us=max_rtt)
+    if local_sender is True and cwnd:
+        entry["max_snd_cwnd_bytes"] = cwnd
+    return entry
+
+
+def _streams(run):
+    """Per-stream details; RTT (weighted by bytes sent) and cwnd over the streams this host sent on."""
+    flag_missing = _sender_flag(run)
+    stream_details = []
+    for index, stream in enumerate(run["streams_list"]):
+        path = "end.streams[%d]" % index
+        if "udp" in stream:
+            stream_details.append(_udp_stream(run["reader"], stream["udp"], path))
+        else:
+            stream_details.append(_tcp_stream(run, stream, path, flag_missing))
+    run["details"]["streams"] = run["stream_details"] = stream_details
+
     rtt_weighted = rtt_weight = 0.0
     rtt_min = rtt_max = cwnd_max = None
-    stream_details = []
-    for index, stream in enumerate(streams_list):
-        path = "end.streams[%d]" % index
-        entry = {}
-        if "udp" in stream:
-            block = stream["udp"]
-            entry.update(
-                socket=block.get("socket"),
-                bytes=reader.number(block, "bytes", path + ".udp", integer=True),
-                bps=reader.number(block, "bits_per_second", path + ".udp"),
-                jitter_ms=reader.number(block, "jitter_ms", path + ".udp"),
-                lost_packets=reader.number(block, "lost_packets", path + ".udp", integer=True),
-                packets=reader.number(block, "packets", path + ".udp", integer=True),
-                lost_percent=reader.number(block, "lost_percent", path + ".udp"),
-                out_of_order=reader.number(block, "out_of_order", path + ".udp", integer=True),
-                sender=block.get("sender"),
-            )
-        else:
-            snd = stream.get("sender") or {}
-            rcv = stream.get("receiver") or {}
-            local_sender = snd.get("sender") if "sender" in snd else (not reverse if flag_missing else None)
-            entry.update(
-                socket=snd.get("socket", rcv.get("socket")),
-                local_sender=local_sender,
-                sent_bytes=reader.number(snd, "bytes", path + ".sender", integer=True),
-                sent_bps=reader.number(snd, "bits_per_second", path + ".sender"),
-                received_bytes=reader.number(rcv, "bytes", path + ".receiver", integer=True),
-                received_bps=reader.number(rcv, "bits_per_second", path + ".receiver"),
-                retransmits=_counter(reader, snd, "retransmits", path + ".sender") if "retransmits" in snd else None,
-            )
-            mean_rtt = reader.number(snd, "mean_rtt", path + ".sender")
-            min_rtt = reader.number(snd, "min_rtt", path + ".sender")
-            max_rtt = reader.number(snd, "max_rtt", path + ".sender")
-            cwnd = reader.number(snd, "max_snd_cwnd", path + ".sender")
-            if local_sender is True and mean_rtt:
-                weight = entry["sent_bytes"] or 1
-                rtt_weighted += mean_rtt * weight
-                rtt_weight += weight
-                rtt_min = min_rtt if rtt_min is None else min(rtt_min, min_rtt)
-                rtt_max = max_rtt if rtt_max is None else max(rtt_max, max_rtt)
-                entry.update(mean_rtt_us=mean_rtt, min_rtt_us=min_rtt, max_rtt_us=max_rtt)
-            if local_sender is True and cwnd:
-                cwnd_max = cwnd if cwnd_max is None else max(cwnd_max, cwnd)
-                entry["max_snd_cwnd_bytes"] = cwnd
-        stream_details.append(entry)
-    details["streams"] = stream_details
-
+    for entry in stream_details:
+        if "mean_rtt_us" in entry:
+            weight = entry["sent_bytes"] or 1
+            rtt_weighted += entry["mean_rtt_us"] * weight
+            rtt_weight += weight
+            min_rtt, max_rtt = entry["min_rtt_us"], entry["max_rtt_us"]
+            rtt_min = min_rtt if rtt_min is None else min(rtt_min, min_rtt)
+            rtt_max = max_rtt if rtt_max is None else max(rtt_max, max_rtt)
+        if "max_snd_cwnd_bytes" in entry:
+            cwnd = entry["max_snd_cwnd_bytes"]
+            cwnd_max = cwnd if cwnd_max is None else max(cwnd_max, cwnd)
+    metrics = run["metrics"]
     metrics["mean_rtt_us"] = rtt_weighted / rtt_weight if rtt_weight else None
     metrics["min_rtt_us"] = rtt_min
     metrics["max_rtt_us"] = rtt_max
     metrics["max_snd_cwnd_bytes"] = cwnd_max
 
-    # UDP loss/jitter: the receiver's view.
+
+def _udp_loss(run):
+    """UDP loss/jitter: the receiver's view (null for TCP)."""
+    reader, metrics = run["reader"], run["metrics"]
     for key in ("jitter_ms", "lost_packets", "packets", "lost_percent", "out_of_order"):
         metrics[key] = None
-    if udp:
-        loss_block, loss_path = (received, received_path) if received is not None else (plain, "end.sum")
-        if loss_block is None:
-            loss_block, loss_path = plain, "end.sum"
-        metrics["jitter_ms"] = reader.number(loss_block, "jitter_ms", loss_path)
-        metrics["lost_packets"] = reader.number(loss_block, "lost_packets", loss_path, integer=True)
-        metrics["packets"] = reader.number(loss_block, "packets", loss_path, integer=True)
-        metrics["lost_percent"] = reader.number(loss_block, "lost_percent", loss_path)
-        if isinstance(loss_block, dict) and "out_of_order" in loss_block:
-            metrics["out_of_order"] = reader.number(loss_block, "out_of_order", loss_path, integer=True)
-        else:
-            ooo = [s.get("out_of_order") for s in stream_details]
-            if ooo and all(v is not None for v in ooo):
-                metrics["out_of_order"] = sum(ooo)
+    if not run["udp"]:
+        return
+    received, plain = run["received"], run["plain"]
+    loss_block, loss_path = (received, run["received_path"]) if received is not None else (plain, "end.sum")
+    if loss_block is None:
+        loss_block, loss_path = plain, "end.sum"
+    metrics["jitter_ms"] = reader.number(loss_block, "jitter_ms", loss_path)
+    metrics["lost_packets"] = reader.number(loss_block, "lost_packets", loss_path, integer=True)
+    metrics["packets"] = reader.number(loss_block, "packets", loss_path, integer=True)
+    metrics["lost_percent"] = reader.number(loss_block, "lost_percent", loss_path)
+    if isinstance(loss_block, dict) and "out_of_order" in loss_block:
+        metrics["out_of_order"] = reader.number(loss_block, "out_of_order", loss_path, integer=True)
+    else:
+        ooo = [s.get("out_of_order") for s in run["stream_details"]]
+        if ooo and all(v is not None for v in ooo):
+            metrics["out_of_order"] = sum(ooo)
 
-    # Interval series (the "sum" of each interval, i.e. all forward streams).
+
+def _intervals(run):
+    """Interval series (the "sum" of each interval, i.e. all forward streams) and its spread."""
+    reader, metrics, document = run["reader"], run["metrics"], run["document"]
     series = []
     intervals = document.get("intervals") if isinstance(document.get("intervals"), list) else []
     for index, interval in enumerate(intervals):
@@ -326,13 +403,17 @@ def parse(text, source="<content>"):
             "bps": reader.number(block, "bits_per_second", path),
             "omitted": bool(block.get("omitted")),
         })
-    details["intervals"] = series
+    run["details"]["intervals"] = series
     bps_values = [i["bps"] for i in series if not i["omitted"] and i["bps"] is not None]
     metrics["interval_bps_min"] = min(bps_values) if bps_values else None
     metrics["interval_bps_max"] = max(bps_values) if bps_values else None
     metrics["interval_bps_stdev"] = _stdev(bps_values)
 
-    if bidir:
+
+def _bidir_reverse(run):
+    """The reverse direction of ``--bidir``; the congestion algorithms into details."""
+    reader, metrics, end = run["reader"], run["metrics"], run["end"]
+    if run["bidir"]:
         for direction, name in (("sent", "sum_sent_bidir_reverse"), ("received", "sum_received_bidir_reverse")):
             block = end.get(name) if isinstance(end.get(name), dict) else None
             metrics["bidir_reverse_%s_bytes" % direction] = (
@@ -341,20 +422,24 @@ def parse(text, source="<content>"):
                 reader.number(block, "bits_per_second", "end." + name) if block else None)
         block = end.get("sum_sent_bidir_reverse") if isinstance(end.get("sum_sent_bidir_reverse"), dict) else None
         metrics["bidir_reverse_retransmits"] = (
-            None if udp or block is None else _counter(reader, block, "retransmits", "end.sum_sent_bidir_reverse"))
+            None if run["udp"] or block is None
+            else _counter(reader, block, "retransmits", "end.sum_sent_bidir_reverse"))
 
     for key in ("sender_tcp_congestion", "receiver_tcp_congestion"):
         if key in end:
-            details[key] = end[key]
+            run["details"][key] = end[key]
 
-    # Verdict on the measurement.
+
+def _verdict(run):
+    """Invalidate a run that moved 0 bytes in either direction or lasted 0 s."""
+    result, metrics = run["result"], run["metrics"]
     for key, sentence in (
             ("received_bytes", "the receiver got 0 bytes (end.%s.bytes); there is no throughput to report"
-             % received_name),
-            ("sent_bytes", "the sender sent 0 bytes (end.%s.bytes); there is no throughput to report" % sent_name),
+             % run["received_name"]),
+            ("sent_bytes", "the sender sent 0 bytes (end.%s.bytes); there is no throughput to report"
+             % run["sent_name"]),
             ("bidir_reverse_received_bytes", "the reverse direction of --bidir received 0 bytes")):
         if metrics.get(key) == 0:
             invalidate(result, sentence)
     if metrics["duration_s"] == 0:
         invalidate(result, "the test lasted 0 s")
-    return result

@@ -347,6 +347,25 @@ def parse(text, source="<content>"):
     """Parse ``zpool status -p POOL`` (one pool) into state, vdev tree, scan and ``whole``."""
     text = require_text(text, TOOL, source)
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)  # ZFS_COLOR / a tty: drop ANSI colours
+    sections = _checked_sections(text, source)
+    status = _pool_state(sections, source)
+    scans = [_parse_scan(lines, source) for lines in _section(sections, "scan") + _section(sections, "scrub")]
+    status.update(scans=scans, sections=sections)
+    status["vdevs"], status["exact"] = _parse_config(_section(sections, "config")[0], source)
+    status["errors_text"] = _joined(sections, "errors")
+    status["data_errors"] = _data_errors(sections, status["errors_text"], source)
+    status.update(_current_scan(scans))
+
+    result = new_result(TOOL, source)
+    _not_whole(status, result, source)
+    _progress(status, result)
+    result["metrics"] = _metrics(status)
+    result["details"] = _details(status)
+    return result
+
+
+def _checked_sections(text, source):
+    """The ``label: text`` sections of one pool's status, with pool, state, config and errors present."""
     first = text.strip().splitlines()[0]
     if re.match(r"^(cannot open|no pools available|no such pool|usage:|missing pool|invalid option)", first, re.IGNORECASE):
         raise ParseError(TOOL, source, "zpool printed no pool status: %s" % first[:200])
@@ -360,43 +379,61 @@ def parse(text, source="<content>"):
             raise ParseError(TOOL, source, "missing '%s:' (truncated output, or not zpool status?)" % required)
     if "errors" not in names:
         raise ParseError(TOOL, source, "missing the final 'errors:' line (truncated output?)")
+    return sections
 
-    def section(name):
-        return [lines for label, lines in sections if label == name]
 
-    pool = section("pool")[0][0].strip()
-    state = section("state")[0][0].strip()
+def _section(sections, name):
+    """The line lists of every section called ``name``."""
+    return [lines for label, lines in sections if label == name]
+
+
+def _joined(sections, name):
+    """The first section called ``name`` as one line with single spaces (None when absent)."""
+    found = _section(sections, name)
+    return " ".join(" ".join(line.strip() for line in found[0]).split()) if found else None
+
+
+def _pool_state(sections, source):
+    """``{"pool", "state"}``; the state must be a ZFS pool state."""
+    pool = _section(sections, "pool")[0][0].strip()
+    state = _section(sections, "state")[0][0].strip()
     if state not in POOL_STATES:
         raise ParseError(TOOL, source, "pool state %r is not a ZFS pool state" % state)
+    return {"pool": pool, "state": state}
 
-    def joined(name):
-        found = section(name)
-        return " ".join(" ".join(line.strip() for line in found[0]).split()) if found else None
 
-    scans = [_parse_scan(lines, source) for lines in section("scan") + section("scrub")]
-    vdevs, exact = _parse_config(section("config")[0], source)
-    errors_text = joined("errors")
+def _data_errors(sections, errors_text, source):
+    """The number of known data errors of the ``errors:`` section (None: some, count not printed)."""
     if errors_text == "No known data errors":
-        data_errors = 0
-    elif _ERRORS_COUNT.match(errors_text):
-        data_errors = int(_ERRORS_COUNT.match(errors_text).group(1))
-    elif errors_text.startswith("Permanent errors have been detected"):
-        data_errors = len([line for line in section("errors")[0][1:] if line.strip()]) or None
-    else:
-        raise ParseError(TOOL, source, "'errors:' line %r is none of the known forms" % errors_text[:160])
+        return 0
+    if _ERRORS_COUNT.match(errors_text):
+        return int(_ERRORS_COUNT.match(errors_text).group(1))
+    if errors_text.startswith("Permanent errors have been detected"):
+        return len([line for line in _section(sections, "errors")[0][1:] if line.strip()]) or None
+    raise ParseError(TOOL, source, "'errors:' line %r is none of the known forms" % errors_text[:160])
 
-    result = new_result(TOOL, source)
+
+def _current_scan(scans):
+    """``{"running", "scan"}``: the rebuilds in progress, and the scan the metrics describe.
+
+    That scan is the rebuild (resilver or sequential rebuild) in progress if any, else the
+    latest rebuild, else the first scan (scrub or none).
+    """
     running = [s for s in scans if s["state"] in ("in_progress", "paused") and s["function"] in ("resilver", "rebuild")]
-    # the scan of the rebuild (resilver or sequential rebuild) if any, else the first (scrub or none)
     rebuilds = [s for s in scans if s["function"] in ("resilver", "rebuild")]
     scan = running[0] if running else (rebuilds[0] if rebuilds else (scans[0] if scans else None))
+    return {"running": running, "scan": scan}
 
+
+def _not_whole(status, result, source):
+    """Why the pool is not whole (``status["reasons"]``, ``status["whole"]``); warns of vdev errors."""
+    pool, state, vdevs, running = status["pool"], status["state"], status["vdevs"], status["running"]
     reasons = []
     if vdevs is None:
         invalidate(result, "zpool could not determine the pool configuration")
         reasons.append("the configuration cannot be determined")
     else:
-        if not exact:
+        if not status["exact"]:
             warn(result, "error counters are rounded (zpool status without -p)")
         if pool not in [v["name"] for v in vdevs if v["depth"] == 0 and v["class"] == "data"]:
             raise ParseError(TOOL, source, "the vdev tree has no root named %s" % pool)
@@ -412,29 +449,39 @@ def parse(text, source="<content>"):
         reasons.insert(0, "pool %s is %s" % (pool, state))
     if running:
         reasons.append("%s in progress (%.2f%% done)" % (running[0]["function"], running[0]["percent_done"]))
-    if data_errors:
-        reasons.append("%s known data errors" % data_errors)
-    whole = not reasons
+    if status["data_errors"]:
+        reasons.append("%s known data errors" % status["data_errors"])
+    status["reasons"] = reasons
+    status["whole"] = not reasons
 
+
+def _progress(status, result):
+    """``status["progress"]``: the running rebuild's share done, else 1 when whole and 0 when not."""
+    running = status["running"]
     if running:
         percent = running[0]["percent_done"]
         if percent > 100.0:
-            warn(result, "%s reports %.2f%% done (more issued than its total estimate)" % (scan["function"], percent))
-        progress = max(0.0, min(1.0, percent / 100.0))
+            warn(result, "%s reports %.2f%% done (more issued than its total estimate)"
+                 % (status["scan"]["function"], percent))
+        status["progress"] = max(0.0, min(1.0, percent / 100.0))
     else:
-        progress = 1.0 if whole else 0.0
+        status["progress"] = 1.0 if status["whole"] else 0.0
 
+
+def _metrics(status):
+    """Progress, vdev and error counts, and the figures of the scan."""
+    vdevs, scan = status["vdevs"], status["scan"]
     leaves = [v for v in vdevs or [] if v["leaf"] and v["class"] not in ("spares",)]
     counted = [v for v in leaves if v["read_errors"] is not None]
-    result["metrics"] = {
-        "progress_fraction": progress,
+    return {
+        "progress_fraction": status["progress"],
         "vdevs": len(vdevs or []),
         "leaf_vdevs": len(leaves),
         "leaf_vdevs_online": len([v for v in leaves if v["state"] == "ONLINE"]),
         "read_errors": sum(v["read_errors"] for v in counted) if vdevs else None,
         "write_errors": sum(v["write_errors"] for v in counted) if vdevs else None,
         "checksum_errors": sum(v["checksum_errors"] for v in counted) if vdevs else None,
-        "data_errors": data_errors,
+        "data_errors": status["data_errors"],
         "scan_percent_done": scan["percent_done"] if scan else None,
         "scan_scanned_bytes": scan["scanned_bytes"] if scan else None,
         "scan_issued_bytes": scan["issued_bytes"] if scan else None,
@@ -446,21 +493,25 @@ def parse(text, source="<content>"):
         "scan_duration_s": scan["duration_s"] if scan else None,
         "scan_errors": scan["errors"] if scan else None,
     }
-    result["details"] = {
-        "pool": pool,
-        "state": state,
-        "status": joined("status"),
-        "action": joined("action"),
-        "see": joined("see"),
-        "scan": scan,
-        "scans": scans,
-        "remove": joined("remove"),
-        "checkpoint": joined("checkpoint"),
+
+
+def _details(status):
+    """Pool, state, the status/action/see texts, scans, vdev tree and why the pool is not whole."""
+    sections, vdevs = status["sections"], status["vdevs"]
+    return {
+        "pool": status["pool"],
+        "state": status["state"],
+        "status": _joined(sections, "status"),
+        "action": _joined(sections, "action"),
+        "see": _joined(sections, "see"),
+        "scan": status["scan"],
+        "scans": status["scans"],
+        "remove": _joined(sections, "remove"),
+        "checkpoint": _joined(sections, "checkpoint"),
         "vdevs": vdevs or [],
-        "errors": errors_text,
-        "counters_exact": exact,
-        "whole": whole,
-        "not_whole_reasons": reasons,
+        "errors": status["errors_text"],
+        "counters_exact": status["exact"],
+        "whole": status["whole"],
+        "not_whole_reasons": status["reasons"],
         "resilvering_vdevs": [v["name"] for v in vdevs or [] if v["resilvering"]],
     }
-    return result

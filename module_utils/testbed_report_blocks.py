@@ -8,17 +8,17 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_provenance import describe as describe_provenance
 from ansible.module_utils.testbed_report_base import CLIP_NOTE, CONFIDENCE, INVALID_MARK, SIGNIFICANT_MARK
-from ansible.module_utils.testbed_report_derived import _overall_blocks, _reference_blocks, _relative_blocks, _values
+from ansible.module_utils.testbed_report_derived import finite_values, overall_blocks, reference_blocks, relative_blocks
 from ansible.module_utils.testbed_report_format import (
-    _metric_title,
-    _shorten,
     fmt_cell,
     fmt_num,
     fmt_p,
     is_clipped,
+    metric_title,
+    shorten,
     welch,
 )
-from ansible.module_utils.testbed_report_model import _label
+from ansible.module_utils.testbed_report_model import value_label
 
 
 class Section:
@@ -106,16 +106,16 @@ def build_blocks(run, docs, faults, spec, sections, notes):
             units.setdefault(name, unit)
 
     def clip(metric):
-        return stats.non_negative_metric(metric) and all(v >= 0 for v in _values(docs, metric))
+        return stats.non_negative_metric(metric) and all(v >= 0 for v in finite_values(docs, metric))
 
     if spec.get("relative"):
-        blocks.extend(_relative_blocks(run, docs, spec["relative"], spec.get("reference"), units, clip,
+        blocks.extend(relative_blocks(run, docs, spec["relative"], spec.get("reference"), units, clip,
                                        include_invalid))
     if spec.get("overall_index"):
-        blocks.extend(_overall_blocks(run, docs, spec["overall_index"], include_invalid))
+        blocks.extend(overall_blocks(run, docs, spec["overall_index"], include_invalid))
     if spec.get("reference"):
         shown = set((spec.get("relative") or {}).get("metrics") or {})
-        blocks.extend(_reference_blocks(run, docs, spec["reference"], units, include_invalid, shown))
+        blocks.extend(reference_blocks(run, docs, spec["reference"], units, include_invalid, shown))
 
     for section in sections:
         blocks.extend(_section_blocks(section, spec.get("sections") is not None))
@@ -134,7 +134,7 @@ def _section_blocks(section, titled):
     top = 3 if titled else 2
     if titled:
         add(("h", 2, section.title))
-        where = ", ".join("{} = {}".format(k, " or ".join(_label(o) for o in v) if isinstance(v, list) else _label(v))
+        where = ", ".join("{} = {}".format(k, " or ".join(value_label(o) for o in v) if isinstance(v, list) else value_label(v))
                           for k, v in section.where.items()) or "all points"
         facts = [f"points: {where} ({len(model.docs)} point{'' if len(model.docs) == 1 else 's'})",
                  "x axis: %s" % (f"`{model.x}`" if model.x else "none (one column per series)")]
@@ -150,13 +150,13 @@ def _section_blocks(section, titled):
     else:
         add(("h", 2, "Results"))
     xs = model.x_values
-    header = ["series"] + ([_label(x) if model.x else "all points" for x in xs])
+    header = ["series"] + ([value_label(x) if model.x else "all points" for x in xs])
     if model.x:
         header[0] = f"series \\ {model.x}"
     if not model.metrics:
         add(("p", "No numeric metric to tabulate."))
     for metric in model.metrics:
-        add(("h", 3, _metric_title(model, metric)))
+        add(("h", 3, metric_title(model, metric)))
         rows, clipped = [], False
         for skey in model.series:
             cells = [model.cell(skey, x, metric) for x in xs]
@@ -171,12 +171,12 @@ def _section_blocks(section, titled):
     if model.text_metrics:
         add(("h", 3, "Non-numeric metrics"))
         for metric in model.text_metrics:
-            add(("p", f"{_metric_title(model, metric)}: distinct values per cell."))
+            add(("p", f"{metric_title(model, metric)}: distinct values per cell."))
             rows = []
             for skey in model.series:
                 row = [model.label(skey)]
                 for x in xs:
-                    values = sorted({_label(d["metrics"].get(metric)) for d in model.cell_docs(skey, x)
+                    values = sorted({value_label(d["metrics"].get(metric)) for d in model.cell_docs(skey, x)
                                         if d["metrics"].get(metric) is not None})
                     row.append(", ".join(values))
                 rows.append(row)
@@ -193,9 +193,9 @@ def _section_blocks(section, titled):
                 if not cell_docs or x is None:
                     continue
                 (good if all(d["valid"] for d in cell_docs) else bad).append(x)
-            rows.append([model.label(skey), _label(max(good)) if good else "none",
-                         _label(min(bad)) if bad else "none",
-                         ", ".join(_label(x) for x in sorted(good + bad))])
+            rows.append([model.label(skey), value_label(max(good)) if good else "none",
+                         value_label(min(bad)) if bad else "none",
+                         ", ".join(value_label(x) for x in sorted(good + bad))])
         add(("table", ["series", f"highest valid {model.x}", f"lowest {model.x} with invalid repetitions",
                        f"{model.x} tested"], rows))
 
@@ -233,7 +233,7 @@ def _baseline_blocks(model, base, hib, top=2):
                 ma, mb = a["summary"]["mean"], b["summary"]["mean"]
                 change = "" if mb == 0 else f"{stats.pct_change(ma, mb):+.2f}"
                 p, sig, _test = welch(a["values"], b["values"])
-                row = [model.label(skey), _label(x) if model.x else "", fmt_num(mb, mb), fmt_num(ma, ma),
+                row = [model.label(skey), value_label(x) if model.x else "", fmt_num(mb, mb), fmt_num(ma, ma),
                        change, fmt_p(p) if p is not None else "n/a", sig]
                 if direction is not None:
                     if sig == SIGNIFICANT_MARK:
@@ -243,7 +243,7 @@ def _baseline_blocks(model, base, hib, top=2):
                     else:
                         row.append(sig)
                 rows.append(row)
-        blocks.append(("h", top + 1, _metric_title(model, metric)))
+        blocks.append(("h", top + 1, metric_title(model, metric)))
         if rows:
             blocks.append(("table", header, rows))
         else:
@@ -252,9 +252,9 @@ def _baseline_blocks(model, base, hib, top=2):
 
 
 def _point_label(doc):
-    params = ", ".join(f"{k}={_label(v)}" for k, v in sorted(doc["parameters"].items()))
+    params = ", ".join(f"{k}={value_label(v)}" for k, v in sorted(doc["parameters"].items()))
     return "`{}` ({}{}, repetition {})".format(doc["point_id"], doc["variant"] or "no variant",
-                                          ", " + params if params else "", _label(doc.get("repetition")))
+                                          ", " + params if params else "", value_label(doc.get("repetition")))
 
 
 def _reasons(doc):
@@ -264,7 +264,7 @@ def _reasons(doc):
 def _primary(doc):
     """The first reason, shortened, and how many more there are."""
     reasons = _reasons(doc)
-    text = _shorten(reasons[0])
+    text = shorten(reasons[0])
     if len(reasons) > 1:
         text += " (+{} more reason{})".format(len(reasons) - 1, "" if len(reasons) == 2 else "s")
     return text, len(reasons) > 1 or text != reasons[0]
@@ -317,26 +317,26 @@ def _fault_blocks(faults):
         if evidence not in (None, "", [], {}):
             if isinstance(evidence, dict):
                 flat = {}
-                _flatten(evidence, "", flat)
+                flatten_dotted(evidence, "", flat)
                 lines += [f"evidence {k}: {v}" for k, v in flat.items()]
             elif isinstance(evidence, list):
-                lines += [f"evidence: {_label(e)}" for e in evidence]
+                lines += [f"evidence: {value_label(e)}" for e in evidence]
             else:
-                lines.append(f"evidence: {_label(evidence)}")
+                lines.append(f"evidence: {value_label(evidence)}")
         inner.append(("list", lines))
     blocks.append(("list", items))
     blocks.append(("details", "Reasons and evidence of the faults", inner))
     return blocks
 
 
-def _flatten(value, prefix, out):
+def flatten_dotted(value, prefix, out):
     if isinstance(value, dict):
         for key in sorted(value, key=str):
-            _flatten(value[key], f"{prefix}.{key}" if prefix else str(key), out)
+            flatten_dotted(value[key], f"{prefix}.{key}" if prefix else str(key), out)
     elif isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
-        out[prefix] = ", ".join(_label(v) for v in value)
+        out[prefix] = ", ".join(value_label(v) for v in value)
     else:
-        out[prefix] = _label(value)
+        out[prefix] = value_label(value)
 
 
 def _environment_blocks(docs):
@@ -353,7 +353,7 @@ def _environment_blocks(docs):
         controller = env.get("controller")
         if isinstance(controller, dict) and "provenance" in controller:
             env = dict(env, controller={k: v for k, v in controller.items() if k != "provenance"})
-        _flatten(env, "", flat)
+        flatten_dotted(env, "", flat)
         for key, value in flat.items():
             seen.setdefault(key, {}).setdefault(value, 0)
             seen[key][value] += 1

@@ -8,8 +8,8 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 import os
 
 from ansible.module_utils.testbed_report_base import CONFIDENCE
-from ansible.module_utils.testbed_report_format import _safe_name, is_clipped
-from ansible.module_utils.testbed_report_model import _is_finite_number, _key, _label
+from ansible.module_utils.testbed_report_format import is_clipped, safe_file_name
+from ansible.module_utils.testbed_report_model import is_finite_number, json_key, value_label
 
 
 def load_pyplot():
@@ -41,7 +41,7 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
                 s = cell["summary"]
                 excluded = [] if model.include_invalid else [
                     d["metrics"].get(metric) for d in model.cell_docs(skey, x)
-                    if not d["valid"] and _is_finite_number(d["metrics"].get(metric))]
+                    if not d["valid"] and is_finite_number(d["metrics"].get(metric))]
                 if s or excluded:
                     half = (s["ci_half"] or 0.0) if s else 0.0
                     low = min(half, s["mean"]) if s and is_clipped(s, model.clip[metric]) else half
@@ -83,10 +83,10 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
             groups = model.x_values
             width = 0.8 / len(series)
             for index, (label, points) in enumerate(series):
-                by_x = {_key(p[0]): p for p in points}
+                by_x = {json_key(p[0]): p for p in points}
                 pos, means, errs, bad = [], [], [], []
                 for gi, x in enumerate(groups):
-                    p = by_x.get(_key(x))
+                    p = by_x.get(json_key(x))
                     if p is None or p[1] is None:
                         continue
                     pos.append(gi - 0.4 + width * (index + 0.5))
@@ -101,7 +101,7 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
                         bar.set_edgecolor("red")
                         marked = True
             ax.set_xticks(range(len(groups)))
-            ax.set_xticklabels([_label(x) if model.x else "" for x in groups])
+            ax.set_xticklabels([value_label(x) if model.x else "" for x in groups])
             if model.x:
                 ax.set_xlabel(model.x)
         unit = model.unit(metric)
@@ -115,7 +115,7 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize="small")
         fig.tight_layout()
-        name = f"{prefix}{_safe_name(metric)}.png"
+        name = f"{prefix}{safe_file_name(metric)}.png"
         fig.savefig(os.path.join(chart_dir, name))
         plt.close(fig)
         charts[metric] = f"charts/{name}"
@@ -138,7 +138,7 @@ def write_table_chart(table, run_dir, plt, prefix):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    name = f"{prefix}{_safe_name(table['title'])}.png"
+    name = f"{prefix}{safe_file_name(table['title'])}.png"
     fig.savefig(os.path.join(chart_dir, name))
     plt.close(fig)
     return f"charts/{name}"

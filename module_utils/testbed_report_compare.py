@@ -11,14 +11,14 @@ import sys
 
 from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_blocks import _flatten
-from ansible.module_utils.testbed_report_csv import _csv_value
-from ansible.module_utils.testbed_report_derived import _used, _variant_order
+from ansible.module_utils.testbed_report_blocks import flatten_dotted
+from ansible.module_utils.testbed_report_csv import csv_value
+from ansible.module_utils.testbed_report_derived import used_docs, variant_order
 from ansible.module_utils.testbed_report_format import fmt_num, fmt_p
 from ansible.module_utils.testbed_report_load import load_run
-from ansible.module_utils.testbed_report_make import _write_text
-from ansible.module_utils.testbed_report_model import _is_finite_number, _key, _label
-from ansible.module_utils.testbed_report_render import _md_cell
+from ansible.module_utils.testbed_report_make import write_text_file
+from ansible.module_utils.testbed_report_model import is_finite_number, json_key, value_label
+from ansible.module_utils.testbed_report_render import md_cell
 from ansible.module_utils.testbed_results_params import parameter_changes, show_value
 
 COMPARE_FIELDS = ("variant", "parameters", "metric", "unit", "mean_a", "n_a", "mean_b", "n_b", "change_pct",
@@ -52,7 +52,7 @@ def _facts(docs):
     seen = {}
     for doc in docs:
         flat = {}
-        _flatten(doc.get("environment") or {}, "", flat)
+        flatten_dotted(doc.get("environment") or {}, "", flat)
         for key, value in flat.items():
             if not key.startswith(_VOLATILE):
                 seen.setdefault(key, set()).add(value)
@@ -90,7 +90,7 @@ def compare_runs(run_a, run_b, include_invalid=False, metrics=None):
     loaded = []
     for run_dir in (run_a, run_b):
         run, docs, _problems = load_run(run_dir)
-        loaded.append((run, _used(docs, include_invalid), docs))
+        loaded.append((run, used_docs(docs, include_invalid), docs))
     experiments = [run.get("experiment") or (docs[0].get("experiment") if docs else None) for run, _u, docs in loaded]
     if experiments[0] != experiments[1]:
         raise ReportError(f"{run_a} is a run of {experiments[0]} and {run_b} a run of {experiments[1]}: only two runs "
@@ -101,8 +101,8 @@ def compare_runs(run_a, run_b, include_invalid=False, metrics=None):
         group = {}
         for doc in used:
             for metric, value in doc["metrics"].items():
-                if _is_finite_number(value) and (wanted is None or metric in wanted):
-                    group.setdefault((doc["variant"], _key(doc["parameters"]), metric), []).append(value)
+                if is_finite_number(value) and (wanted is None or metric in wanted):
+                    group.setdefault((doc["variant"], json_key(doc["parameters"]), metric), []).append(value)
         groups.append(group)
     if wanted is not None:
         known = {m for group in groups for _v, _p, m in group}
@@ -113,11 +113,11 @@ def compare_runs(run_a, run_b, include_invalid=False, metrics=None):
     params = {}
     for _run, used, _docs in loaded:
         for doc in used:
-            params.setdefault(_key(doc["parameters"]), doc["parameters"])
+            params.setdefault(json_key(doc["parameters"]), doc["parameters"])
             for name, unit in (doc.get("units") or {}).items():
                 units.setdefault(name, unit)
-    order = _variant_order(loaded[0][0], loaded[0][1])
-    order += [v for v in _variant_order(loaded[1][0], loaded[1][1]) if v not in order]
+    order = variant_order(loaded[0][0], loaded[0][1])
+    order += [v for v in variant_order(loaded[1][0], loaded[1][1]) if v not in order]
     common = sorted(set(groups[0]) & set(groups[1]),
                     key=lambda k: (order.index(k[0]) if k[0] in order else len(order), k[1], k[2]))
     rows = []
@@ -164,7 +164,7 @@ def render_compare_md(rows, info):
         out.append(f"## {title}\n")
         if entries:
             out.append("| key | A | B |\n| --- | --- | --- |\n" + "\n".join(
-                f"| `{key}` | {_md_cell(a)} | {_md_cell(b)} |" for key, a, b in entries) + "\n")
+                f"| `{key}` | {md_cell(a)} | {md_cell(b)} |" for key, a, b in entries) + "\n")
         else:
             out.append(none + "\n")
     out.append("## Cells\n")
@@ -175,13 +175,13 @@ def render_compare_md(rows, info):
     table = ["| {} |".format(" | ".join(header)),
              "|{}|".format("|".join([" --- "] * 3 + [" ---: "] * (len(header) - 3)))]
     for r in rows:
-        params = ", ".join(f"{k}={_label(v)}" for k, v in sorted(r["parameters"].items()))
+        params = ", ".join(f"{k}={value_label(v)}" for k, v in sorted(r["parameters"].items()))
         metric = f"`{r['metric']}`" + (f" ({r['unit']})" if r["unit"] else "")
         cells = [r["variant"] or "(no variant)", params, metric, fmt_num(r["mean_a"], r["mean_a"]), str(r["n_a"]),
                  fmt_num(r["mean_b"], r["mean_a"]), str(r["n_b"]),
                  "n/a" if r["change_pct"] is None else f"{r['change_pct']:+.2f}",
                  "n/a" if r["p_value"] is None else fmt_p(r["p_value"]), r["significant"]]
-        table.append("| {} |".format(" | ".join(_md_cell(c) for c in cells)))
+        table.append("| {} |".format(" | ".join(md_cell(c) for c in cells)))
     out.append("\n".join(table) + "\n")
     return "\n".join(out)
 
@@ -191,7 +191,7 @@ def write_compare_csv(rows, path):
         writer = csv.writer(handle)
         writer.writerow(COMPARE_FIELDS)
         for r in rows:
-            writer.writerow([_csv_value(r[f]) for f in COMPARE_FIELDS])
+            writer.writerow([csv_value(r[f]) for f in COMPARE_FIELDS])
 
 
 def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics=None):
@@ -202,7 +202,7 @@ def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics
     if out_dir:
         if not os.path.isdir(out_dir):
             os.makedirs(out_dir)
-        _write_text(os.path.join(out_dir, "compare.md"), text)
+        write_text_file(os.path.join(out_dir, "compare.md"), text)
         path = os.path.join(out_dir, "compare.csv")
         write_compare_csv(rows, path + ".tmp")
         os.rename(path + ".tmp", path)

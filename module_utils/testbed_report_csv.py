@@ -11,7 +11,7 @@ import json
 from ansible.module_utils.testbed_report_base import CONFIDENCE
 
 
-def _csv_value(value):
+def csv_value(value):
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -44,7 +44,7 @@ def write_results_csv(docs, path):
             row += [doc.get("repetition"), doc["valid"]] + ([doc["verdict"]] if with_verdict else [])
             row += [doc["metrics"].get(m) for m in metric_names]
             row.append("; ".join(str(r) for r in (doc.get("reasons") or [])))
-            writer.writerow([_csv_value(v) for v in row])
+            writer.writerow([csv_value(v) for v in row])
 
 
 SUMMARY_FIELDS = ("n", "mean", "stdev", "ci_half", "ci_low", "ci_high", "min", "median", "max", "cv_pct")
@@ -71,4 +71,4 @@ def write_summary_csv(sections, path, titled=False):
                                 cell["n_invalid"], cell["n_missing"]]
                         row += [s.get(f) if s else (0 if f == "n" else None) for f in SUMMARY_FIELDS]
                         row.append(CONFIDENCE)
-                        writer.writerow([_csv_value(v) for v in row])
+                        writer.writerow([csv_value(v) for v in row])

@@ -9,10 +9,10 @@ from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_report_base import CLIP_NOTE, CONFIDENCE, SIGNIFICANT_MARK, ReportError
 from ansible.module_utils.testbed_report_format import fmt_mean_ci, fmt_num, fmt_p, is_clipped, welch
 from ansible.module_utils.testbed_report_load import matches
-from ansible.module_utils.testbed_report_model import _is_finite_number, _key, _label
+from ansible.module_utils.testbed_report_model import is_finite_number, json_key, value_label
 
 
-def _variant_order(run, docs):
+def variant_order(run, docs):
     order = []
     plan = run.get("plan")
     if isinstance(plan, dict):
@@ -26,16 +26,16 @@ def _variant_order(run, docs):
     return order
 
 
-def _used(docs, include_invalid):
+def used_docs(docs, include_invalid):
     return [d for d in docs if d["verdict"] != "fault" and (d["valid"] or include_invalid)]
 
 
-def _values(docs, metric):
-    return [d["metrics"].get(metric) for d in docs if _is_finite_number(d["metrics"].get(metric))]
+def finite_values(docs, metric):
+    return [d["metrics"].get(metric) for d in docs if is_finite_number(d["metrics"].get(metric))]
 
 
 def _params_label(params, names):
-    return ", ".join(f"{n}={_label(params.get(n))}" for n in names)
+    return ", ".join(f"{n}={value_label(params.get(n))}" for n in names)
 
 
 def relative_rows(run, docs, rel, include_invalid=False):
@@ -47,31 +47,31 @@ def relative_rows(run, docs, rel, include_invalid=False):
     itself or when a side has no value.  Parameter sets where no variant has the metric are left out.
     """
     base = rel["baseline_variant"]
-    used = [d for d in _used(docs, include_invalid) if matches(d, rel["where"])]
+    used = [d for d in used_docs(docs, include_invalid) if matches(d, rel["where"])]
     groups, psets = {}, {}
     for doc in used:
-        pkey = _key(doc["parameters"])
+        pkey = json_key(doc["parameters"])
         psets.setdefault(pkey, doc["parameters"])
         groups.setdefault((doc["variant"], pkey), []).append(doc)
     values_of = {}
     for doc in used:
         for name, value in doc["parameters"].items():
-            values_of.setdefault(name, set()).add(_key(value))
+            values_of.setdefault(name, set()).add(json_key(value))
     varying = sorted(n for n in values_of if len(values_of[n]) > 1 or any(n not in d["parameters"] for d in used))
-    order = _variant_order(run, used)
+    order = variant_order(run, used)
     order = [base] + [v for v in order if v != base]
     rows = []
     for metric, kind in rel["metrics"].items():
         for pkey in sorted(psets, key=lambda k: _params_label(psets[k], varying)):
-            if not any(_values(docs_here, metric) for (_v, k), docs_here in groups.items() if k == pkey):
+            if not any(finite_values(docs_here, metric) for (_v, k), docs_here in groups.items() if k == pkey):
                 continue  # a parameter set (workload) without this metric
-            base_values = _values(groups.get((base, pkey), []), metric)
+            base_values = finite_values(groups.get((base, pkey), []), metric)
             base_s = stats.summary(base_values, confidence=CONFIDENCE) if base_values else None
             for variant in order:
                 here = groups.get((variant, pkey))
                 if not here:
                     continue
-                values = _values(here, metric)
+                values = finite_values(here, metric)
                 s = stats.summary(values, confidence=CONFIDENCE) if values else None
                 row = {"metric": metric, "kind": kind, "variant": variant, "parameters": psets[pkey],
                        "summary": s, "values": values, "baseline_summary": base_s, "pct": None,
@@ -85,13 +85,13 @@ def relative_rows(run, docs, rel, include_invalid=False):
     return {"parameters": varying, "rows": rows}
 
 
-def _relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
+def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
     base = rel["baseline_variant"]
     data = relative_rows(run, docs, rel, include_invalid)
     variants = {r["variant"] for r in data["rows"]}
     if base not in variants:
         raise ReportError("report.relative.baseline_variant {!r} is not a variant of this run (variants: {})".format(
-            base, ", ".join(_variant_order(run, docs))))
+            base, ", ".join(variant_order(run, docs))))
     blocks = [("h", 2, rel.get("title") or f"Relative to `{base}`"),
               ("p", ("Mean \u00b1 half-width of the {:.0f} % CI (number of values) of each variant; drop = (baseline "
                      "\u2212 mean) / baseline \u00d7 100 (pct_drop), rise and change = (mean \u2212 baseline) / baseline "
@@ -117,8 +117,8 @@ def _relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
                 pct = "n/a" if r["pct"] is None else (f"{r['pct']:.1f} %" if kind == "drop" else f"{r['pct']:+.1f} %")
                 p = fmt_p(r["p_value"]) if r["p_value"] is not None else "n/a"
                 sig = r["significance"]
-            line = [r["variant"]] + [_label(rel["columns"][c].get(r["variant"], "")) for c in extra]
-            line += [_label(r["parameters"].get(n)) for n in data["parameters"]] + [mean]
+            line = [r["variant"]] + [value_label(rel["columns"][c].get(r["variant"], "")) for c in extra]
+            line += [value_label(r["parameters"].get(n)) for n in data["parameters"]] + [mean]
             if with_ref:
                 ref = (ref_values.get(r["variant"]) or {}).get(metric)
                 line.append("" if ref is None else fmt_num(ref, ref))
@@ -142,14 +142,14 @@ def overall_rows(run, docs, overall, include_invalid=False):
     {"ratios": {label: ratio or None}, "index": overall_index result or None, "missing": [labels]}}}``.
     """
     base = overall["baseline_variant"]
-    used = [d for d in _used(docs, include_invalid) if matches(d, overall["where"])]
+    used = [d for d in used_docs(docs, include_invalid) if matches(d, overall["where"])]
     present = {d["variant"] for d in used}
     # a variant the spec's where leaves out (e.g. an emulated one) gets no column
-    order = [v for v in _variant_order(run, used) if v != base and v in present]
+    order = [v for v in variant_order(run, used) if v != base and v in present]
     means = {}
     for item in overall["items"]:
         for variant in [base] + order:
-            values = _values([d for d in used if d["variant"] == variant and matches(d, item["where"])], item["metric"])
+            values = finite_values([d for d in used if d["variant"] == variant and matches(d, item["where"])], item["metric"])
             means[(variant, item["label"])] = stats.summary(values)["mean"] if values else None
     hib = {i["label"]: overall["higher_is_better"].get(i["metric"], True) for i in overall["items"]}
     labels = [i["label"] for i in overall["items"]]
@@ -172,7 +172,7 @@ def overall_rows(run, docs, overall, include_invalid=False):
     return out
 
 
-def _overall_blocks(run, docs, overall, include_invalid):
+def overall_blocks(run, docs, overall, include_invalid):
     base = overall["baseline_variant"]
     data = overall_rows(run, docs, overall, include_invalid)
     if all(m is None for m in data["baseline_means"].values()):
@@ -213,19 +213,19 @@ def _overall_blocks(run, docs, overall, include_invalid):
             ("table", header, rows)]
 
 
-def _reference_blocks(run, docs, reference, units, include_invalid, shown=()):
+def reference_blocks(run, docs, reference, units, include_invalid, shown=()):
     """Measured means beside the reference values, for metrics the relative tables do not already show."""
-    used = [d for d in _used(docs, include_invalid) if matches(d, reference["where"])]
+    used = [d for d in used_docs(docs, include_invalid) if matches(d, reference["where"])]
     rows = []
     pooled = False
-    for variant in [v for v in _variant_order(run, used) if v in reference["values"]] + \
+    for variant in [v for v in variant_order(run, used) if v in reference["values"]] + \
             [v for v in reference["values"] if v not in {d["variant"] for d in used}]:
         for metric, ref in reference["values"][variant].items():
             if metric in shown:
                 continue
-            here = [d for d in used if d["variant"] == variant and _is_finite_number(d["metrics"].get(metric))]
-            values = _values(here, metric)
-            pooled = pooled or len({_key(d["parameters"]) for d in here}) > 1
+            here = [d for d in used if d["variant"] == variant and is_finite_number(d["metrics"].get(metric))]
+            values = finite_values(here, metric)
+            pooled = pooled or len({json_key(d["parameters"]) for d in here}) > 1
             s = stats.summary(values, confidence=CONFIDENCE) if values else None
             unit = units.get(metric, "")
             rows.append([variant, f"`{metric}`" + (f" ({unit})" if unit else ""),

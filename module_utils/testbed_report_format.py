@@ -64,16 +64,16 @@ def fmt_p(p):
     return f"{p:.4f}"
 
 
-def _metric_title(model, metric):
+def metric_title(model, metric):
     unit = model.unit(metric)
     return f"`{metric}` ({unit})" if unit else f"`{metric}`"
 
 
-def _safe_name(name):
+def safe_file_name(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "metric"
 
 
-def _shorten(text, limit=REASON_CHARS):
+def shorten(text, limit=REASON_CHARS):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
 

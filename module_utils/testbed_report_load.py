@@ -9,7 +9,7 @@ import os
 
 from ansible.module_utils import testbed_results as results
 from ansible.module_utils.testbed_report_base import VERDICTS, ReportError
-from ansible.module_utils.testbed_report_model import _key
+from ansible.module_utils.testbed_report_model import json_key
 
 
 def load_run(run_dir):
@@ -103,6 +103,6 @@ def matches(doc, where):
         if not found:
             return False
         options = wanted if isinstance(wanted, list) else [wanted]
-        if _key(value) not in {_key(o) for o in options}:
+        if json_key(value) not in {json_key(o) for o in options}:
             return False
     return True

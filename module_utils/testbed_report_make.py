@@ -13,14 +13,14 @@ from ansible.module_utils.testbed_report_base import FORMATS, ReportError
 from ansible.module_utils.testbed_report_blocks import Section, build_blocks
 from ansible.module_utils.testbed_report_charts import load_pyplot, write_charts, write_table_chart
 from ansible.module_utils.testbed_report_csv import write_results_csv, write_summary_csv
-from ansible.module_utils.testbed_report_format import _safe_name
+from ansible.module_utils.testbed_report_format import safe_file_name
 from ansible.module_utils.testbed_report_load import load_run, matches
 from ansible.module_utils.testbed_report_model import Model
 from ansible.module_utils.testbed_report_render import render_html, render_md
 from ansible.module_utils.testbed_report_spec import check_spec
 
 
-def _write_text(path, text):
+def write_text_file(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         handle.write(text)
@@ -73,7 +73,7 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
             hib.update(sspec["higher_is_better"])
             sections.append(Section(sspec["title"], model, sspec["where"],
                                     sspec["baseline_variant"] or spec.get("baseline_variant"), hib,
-                                    notes=sspec["notes"], prefix=f"{number + 1:02d}_{_safe_name(sspec['title'])}__"))
+                                    notes=sspec["notes"], prefix=f"{number + 1:02d}_{safe_file_name(sspec['title'])}__"))
 
     written = []
     if "png" in formats:
@@ -96,11 +96,11 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
     blocks = build_blocks(run, docs, faults, spec, sections, notes)
     if "md" in formats:
         path = os.path.join(run_dir, "report.md")
-        _write_text(path, render_md(blocks))
+        write_text_file(path, render_md(blocks))
         written.append(path)
     if "html" in formats:
         path = os.path.join(run_dir, "report.html")
-        _write_text(path, render_html(blocks, spec["title"]))
+        write_text_file(path, render_html(blocks, spec["title"]))
         written.append(path)
     if "csv" in formats:
         path = os.path.join(run_dir, "results.csv")

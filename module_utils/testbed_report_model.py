@@ -12,7 +12,7 @@ from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_report_base import CONFIDENCE, ReportError
 
 
-def _key(value):
+def json_key(value):
     """Hashable, order-stable key for a JSON value."""
     return json.dumps(value, sort_keys=True)
 
@@ -21,11 +21,11 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_finite_number(value):
+def is_finite_number(value):
     return _is_number(value) and not (isinstance(value, float) and (math.isnan(value) or math.isinf(value)))
 
 
-def _label(value):
+def value_label(value):
     if value is None:
         return "\u2014"
     if isinstance(value, bool):
@@ -37,7 +37,7 @@ def _label(value):
     return str(value)
 
 
-def _as_list(value, what):
+def name_list(value, what):
     if value is None:
         return None
     if isinstance(value, str):
@@ -51,8 +51,8 @@ def _determined(docs, name, by):
     """True when parameter ``name`` has one value per (variant, value of ``by``)."""
     seen = {}
     for doc in docs:
-        group = (doc["variant"], _key(doc["parameters"].get(by)))
-        value = _key(doc["parameters"].get(name))
+        group = (doc["variant"], json_key(doc["parameters"].get(by)))
+        value = json_key(doc["parameters"].get(name))
         if seen.setdefault(group, value) != value:
             return False
     return True
@@ -70,7 +70,7 @@ class Model:
         params = {}
         for doc in docs:
             for name, value in doc["parameters"].items():
-                params.setdefault(name, set()).add(_key(value))
+                params.setdefault(name, set()).add(json_key(value))
         self.parameters = sorted(params)
         varying = [name for name in self.parameters
                    if len(params[name]) > 1 or any(name not in d["parameters"] for d in docs)]
@@ -98,13 +98,13 @@ class Model:
         xs = {}
         for doc in docs:
             value = doc["parameters"].get(x) if x else None
-            xs.setdefault(_key(value), value)
+            xs.setdefault(json_key(value), value)
         present = [v for v in xs.values() if v is not None]
-        self.x_numeric = bool(x) and bool(present) and all(_is_finite_number(v) for v in present)
+        self.x_numeric = bool(x) and bool(present) and all(is_finite_number(v) for v in present)
         if self.x_numeric:
             self.x_values = sorted(present)
         else:
-            self.x_values = sorted(present, key=_label)
+            self.x_values = sorted(present, key=value_label)
         if None in xs.values():
             self.x_values.append(None)
 
@@ -114,17 +114,17 @@ class Model:
         self.series_info = {}
         self.cells = {}
         for doc in docs:
-            extra = tuple((name, _key(doc["parameters"].get(name))) for name in self.extra)
+            extra = tuple((name, json_key(doc["parameters"].get(name))) for name in self.extra)
             skey = (doc["variant"], extra)
             if skey not in self.series_info:
                 label = doc["variant"] or "(no variant)"
                 if self.extra:
                     label += " ({})".format(", ".join(
-                        "{}={}".format(name, _label(doc["parameters"].get(name))) for name in self.extra))
+                        "{}={}".format(name, value_label(doc["parameters"].get(name))) for name in self.extra))
                 self.series_info[skey] = {"variant": doc["variant"], "label": label,
                                           "extra": {n: doc["parameters"].get(n) for n in self.extra}}
                 self.series.append(skey)
-            xk = _key(doc["parameters"].get(x) if x else None)
+            xk = json_key(doc["parameters"].get(x) if x else None)
             self.cells.setdefault((skey, xk), []).append(doc)
         self.series.sort(key=lambda s: (order.get(s[0], len(order)), s[0], s[1]))
         self.variants = []
@@ -139,8 +139,8 @@ class Model:
                 kinds = found.setdefault(name, set())
                 if value is None:
                     continue
-                kinds.add("number" if _is_finite_number(value) else "other")
-        wanted = _as_list(metrics, "metrics")
+                kinds.add("number" if is_finite_number(value) else "other")
+        wanted = name_list(metrics, "metrics")
         if wanted is None:
             wanted = sorted(found)
         else:
@@ -159,7 +159,7 @@ class Model:
                     self.units[name] = unit
         # intervals shown clipped at 0: metrics whose name says they cannot be negative and none is
         self.clip = {m: stats.non_negative_metric(m) and all(
-            d["metrics"].get(m) >= 0 for d in docs if _is_finite_number(d["metrics"].get(m)))
+            d["metrics"].get(m) >= 0 for d in docs if is_finite_number(d["metrics"].get(m)))
             for m in self.metrics}
 
     def _variant_order(self):
@@ -177,7 +177,7 @@ class Model:
         return self.series_info[skey]["label"]
 
     def cell_docs(self, skey, xvalue):
-        return self.cells.get((skey, _key(xvalue)), [])
+        return self.cells.get((skey, json_key(xvalue)), [])
 
     def cell(self, skey, xvalue, metric):
         """Statistics of one table cell, or None when the cell has no point at all."""

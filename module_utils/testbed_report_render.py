@@ -8,7 +8,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 import html
 
 
-def _md_cell(text):
+def md_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -36,9 +36,9 @@ def _md_block(block):
         return "\n".join(f"- {item}" for item in block[1]) + "\n"
     if kind == "table":
         header, rows = block[1], block[2]
-        lines = ["| {} |".format(" | ".join(_md_cell(h) for h in header)),
+        lines = ["| {} |".format(" | ".join(md_cell(h) for h in header)),
                  "|{}|".format("|".join([" --- "] + [" ---: "] * (len(header) - 1)))]
-        lines.extend("| {} |".format(" | ".join(_md_cell(c) for c in row)) for row in rows)
+        lines.extend("| {} |".format(" | ".join(md_cell(c) for c in row)) for row in rows)
         return "\n".join(lines) + "\n"
     if kind == "img":
         return f"![{block[2]}]({block[1]})\n"

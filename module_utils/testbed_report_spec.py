@@ -6,7 +6,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 """
 
 from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_model import _as_list, _is_finite_number
+from ansible.module_utils.testbed_report_model import is_finite_number, name_list
 
 
 def _check_tables(tables):
@@ -38,8 +38,8 @@ def _check_table_chart(chart, where):
         raise ReportError(f"{where} must be {{x_label, y_label, series: {{label: [[x, y], ...]}}}}")
     for label, points in series.items():
         if not isinstance(points, list) or not points or any(
-                not isinstance(p, list) or len(p) != 2 or not _is_finite_number(p[0])
-                or not (p[1] is None or _is_finite_number(p[1])) for p in points):
+                not isinstance(p, list) or len(p) != 2 or not is_finite_number(p[0])
+                or not (p[1] is None or is_finite_number(p[1])) for p in points):
             raise ReportError(f"{where}.series[{label!r}] must be a non-empty list of [x, y] numbers (y may be null)")
 
 
@@ -77,7 +77,7 @@ def _check_sections(sections):
         if x is not None and not isinstance(x, str):
             raise ReportError(f"{what}.x must be a parameter name or null, got {x!r}")
         out.append({"title": section["title"], "where": _check_where(section.get("where"), f"{what}.where"),
-                    "x": x, "auto_x": "x" not in section, "metrics": _as_list(section.get("metrics"), f"{what}.metrics"),
+                    "x": x, "auto_x": "x" not in section, "metrics": name_list(section.get("metrics"), f"{what}.metrics"),
                     "higher_is_better": _check_hib(section.get("higher_is_better"), f"{what}.higher_is_better"),
                     "baseline_variant": section.get("baseline_variant"), "notes": section.get("notes") or []})
     return out
@@ -129,7 +129,7 @@ def _check_overall(overall):
     hib = _check_hib(overall.get("higher_is_better"), f"{what}.higher_is_better")
     reference = overall.get("reference")
     if reference is not None and (not isinstance(reference, dict) or not all(
-            isinstance(v, dict) and all(_is_finite_number(r) and r > 0 for r in v.values())
+            isinstance(v, dict) and all(is_finite_number(r) and r > 0 for r in v.values())
             for v in reference.values())):
         raise ReportError(f"{what}.reference must map variant -> {{label: ratio > 0}}")
     return {"baseline_variant": overall["baseline_variant"], "items": out, "higher_is_better": hib,
@@ -142,7 +142,7 @@ def _check_reference(reference):
         return None
     what = "report.reference"
     if not isinstance(reference, dict) or not isinstance(reference.get("values"), dict) or not all(
-            isinstance(v, dict) and all(_is_finite_number(n) for n in v.values())
+            isinstance(v, dict) and all(is_finite_number(n) for n in v.values())
             for v in reference["values"].values()):
         raise ReportError(f"{what} must be {{label: <text>, values: {{variant: {{metric: number}}}}}}")
     return {"label": str(reference.get("label") or "reference"), "values": reference["values"],

@@ -28,10 +28,10 @@ import math
 import os
 import re
 import shutil
-import tempfile
 
-from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir, write_json_atomic
+from ansible.module_utils.testbed_parse import TEMP_PREFIX, write_json_atomic
 from ansible.module_utils.testbed_results_params import canonical_json, describe_changes, parameter_changes
+from ansible.module_utils.testbed_results_summary import describe_plan
 
 try:
     import fcntl
@@ -52,7 +52,6 @@ LOCK_FILE = ".lock"
 # Longest point id kept readable; longer parameter parts are replaced by a hash.
 MAX_POINT_ID = 120
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_RAW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.+-]+")
 
 
@@ -256,12 +255,12 @@ def plan_hash(plan):
 # Files
 # ---------------------------------------------------------------------------
 
-def _read_json(path):
+def read_json(path):
     with open(path, "r", encoding="utf-8") as handle:
         return json.load(handle)
 
 
-class _RunLock:
+class RunLock:
     """An exclusive flock on ``<run_dir>/.lock`` (several forks storing at once)."""
 
     def __init__(self, run_dir):
@@ -279,24 +278,6 @@ class _RunLock:
             fcntl.flock(self.handle.fileno(), fcntl.LOCK_UN)
             self.handle.close()
         return False
-
-
-def _write_text_atomic(path, text):
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    fsync_dir(directory)
 
 
 def leftover_temp_files(run_dir):
@@ -376,7 +357,7 @@ def _run_file_problem(run):
 def load_run_file(run_dir):
     path = os.path.join(run_dir, RUN_FILE)
     try:
-        run = _read_json(path)
+        run = read_json(path)
     except OSError as exc:
         raise ResultError(f"{run_dir} is not a run directory: cannot read {RUN_FILE} ({exc.strerror or exc})") from exc
     except ValueError as exc:
@@ -387,7 +368,7 @@ def load_run_file(run_dir):
     return run
 
 
-def _point_docs(run_dir, run):
+def point_docs(run_dir, run):
     """Map point_id -> (document or None, problem or None) for the plan's points."""
     found = {}
     for point in run["plan"]:
@@ -396,7 +377,7 @@ def _point_docs(run_dir, run):
         if not os.path.exists(path):
             continue
         try:
-            doc = _read_json(path)
+            doc = read_json(path)
         except (OSError, ValueError) as exc:
             found[ident] = (None, f"unreadable point file: {exc}")
             continue
@@ -413,7 +394,7 @@ def _point_docs(run_dir, run):
 def build_index(run_dir, run=None, now=None):
     """Rebuild the index from the point files (the point files are the truth)."""
     run = run if run is not None else load_run_file(run_dir)
-    docs = _point_docs(run_dir, run)
+    docs = point_docs(run_dir, run)
     points = {}
     counts = {"done": 0, "valid": 0, "invalid": 0, "pending": 0, "corrupt": 0}
     for point in run["plan"]:
@@ -467,7 +448,7 @@ def read_run_dir(run_dir):
     path = os.path.join(run_dir, RUN_FILE)
     if os.path.exists(path):
         try:
-            run = _read_json(path)
+            run = read_json(path)
         except (OSError, ValueError) as exc:
             run_error = f"{path} is not readable JSON: {exc}"
     files = []
@@ -477,7 +458,7 @@ def read_run_dir(run_dir):
         if not os.path.isfile(os.path.join(run_dir, name)):
             continue
         try:
-            files.append({"name": name, "doc": _read_json(os.path.join(run_dir, name)), "error": None})
+            files.append({"name": name, "doc": read_json(os.path.join(run_dir, name)), "error": None})
         except (OSError, ValueError) as exc:
             files.append({"name": name, "doc": None, "error": str(exc)})
     return {"run": run, "run_error": run_error, "files": files}
@@ -486,7 +467,7 @@ def read_run_dir(run_dir):
 def load_run(run_dir):
     """Return ``{"run": run.json, "docs": [point documents in plan order], "index": rebuilt index}``."""
     run = load_run_file(run_dir)
-    found = _point_docs(run_dir, run)
+    found = point_docs(run_dir, run)
     docs = [found[p["point_id"]][0] for p in run["plan"]
             if p["point_id"] in found and found[p["point_id"]][0] is not None]
     return {"run": run, "docs": docs, "index": build_index(run_dir, run=run), "run_dir": run_dir}
@@ -495,52 +476,6 @@ def load_run(run_dir):
 # ---------------------------------------------------------------------------
 # Opening a run
 # ---------------------------------------------------------------------------
-
-def _format_duration(seconds):
-    seconds = max(0, round(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    minutes = round(seconds / 60.0)
-    if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
-
-
-def _plural(count, word, plural=None):
-    return f"{count} {word if count == 1 else (plural or word + 's')}"
-
-
-def describe_plan(points, done_ids, estimate_s_per_point=None, done_durations=None, header=None):
-    """A few printable lines: sizes, progress and estimated remaining time."""
-    total = len(points)
-    done = sum(1 for p in points if p["point_id"] in done_ids)
-    pending = total - done
-    variants = []
-    for p in points:
-        if p["variant"] not in variants:
-            variants.append(p["variant"])
-    param_sets = {canonical_json(p["parameters"]) for p in points}
-    reps = {p["repetition"] for p in points}
-    sizes = [_plural(len(variants), "variant"), _plural(len(param_sets), "parameter set"),
-             _plural(len(reps), "repetition")]
-    joiner = " × " if len(variants) * len(param_sets) * len(reps) == total else ", "
-    if estimate_s_per_point is not None:
-        estimate = f"estimated {_format_duration(pending * float(estimate_s_per_point))}"
-    elif done_durations:
-        mean = sum(done_durations) / float(len(done_durations))
-        estimate = f"estimated {_format_duration(pending * mean)} (mean {mean:.1f} s per point so far)"
-    elif pending:
-        estimate = "no time estimate yet"
-    else:
-        estimate = "nothing left to run"
-    lines = []
-    if header:
-        lines.append(header)
-    lines.append(f"Plan: {_plural(total, 'point')} ({joiner.join(sizes)}), {done} done, {pending} to run, {estimate}")
-    shown = ", ".join(variants[:12]) + (", ..." if len(variants) > 12 else "")
-    lines.append(f"Variants: {shown}")
-    return "\n".join(lines)
-
 
 def _new_run_id(experiment_dir, now):
     base = now.astimezone(_UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -553,7 +488,7 @@ def _new_run_id(experiment_dir, now):
 
 
 def _done_ids(run_dir, run):
-    found = _point_docs(run_dir, run) if os.path.isdir(run_dir) else {}
+    found = point_docs(run_dir, run) if os.path.isdir(run_dir) else {}
     return {ident: doc for ident, (doc, problem) in found.items() if doc is not None}
 
 
@@ -788,7 +723,7 @@ def _write_run_file(run_dir, run, now):
     if made:
         os.makedirs(run_dir)
     try:
-        with _RunLock(run_dir):
+        with RunLock(run_dir):
             write_json_atomic(os.path.join(run_dir, RUN_FILE), run)
             refresh_index(run_dir, run=run, now=now)
     except BaseException:

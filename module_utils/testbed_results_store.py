@@ -17,25 +17,24 @@ import os
 import platform
 import re
 import socket
+import tempfile
 
-from ansible.module_utils.testbed_parse import fsync_dir, unit_of, write_json_atomic
+from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir, unit_of, write_json_atomic
 from ansible.module_utils.testbed_results import (
-    _RAW_NAME,
     INDEX_FILE,
     RAW_DIR,
     RUN_FILE,
     SCHEMA_VERSION,
     IndexWriteError,
     ResultError,
-    _point_docs,
-    _read_json,
-    _RunLock,
-    _write_text_atomic,
+    RunLock,
     format_timestamp,
     load_run_file,
     normalize_point,
     parse_timestamp,
+    point_docs,
     point_id,
+    read_json,
     refresh_index,
 )
 from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
@@ -57,6 +56,8 @@ except ImportError:  # pragma: no cover - always there in ansible-core
 POINT_SCHEMA = "result-point.schema.json"
 SCHEMA_DIR_ENV = "TESTBED_SCHEMA_DIR"
 _VALIDATORS = {}
+# A raw output's name (raw/<point_id>.<name>)
+_RAW_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 # How the schema's named definitions read in a message.
 _DEFINITION_WORDS = {
@@ -308,7 +309,7 @@ def run_documents(run_dir):
     for name in sorted(os.listdir(run_dir)):
         if name.endswith(".json") and not name.startswith(".") and name not in (RUN_FILE, INDEX_FILE):
             try:
-                document = _read_json(os.path.join(run_dir, name))
+                document = read_json(os.path.join(run_dir, name))
             except (OSError, ValueError):
                 continue
             if isinstance(document, dict) and "point_id" in document:
@@ -365,13 +366,13 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
         raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
 
     if not write:
-        existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
+        existing, _problem = point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
         replaceable(existing)
         return document
 
-    with _RunLock(run_dir):
+    with RunLock(run_dir):
         old_raw = []
-        existing, _problem = _point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
+        existing, _problem = point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
         if replaceable(existing) and existing is not None:
             if overwrite:
                 old_raw = existing.get("raw_files") or []
@@ -449,6 +450,25 @@ def _point_document(run, planned, given):
         "sources": clean_sources,
         "extra": dict(extra or {}),
     }
+
+
+def _write_text_atomic(path, text):
+    """Write a raw output: temp file, fsync, rename, fsync of the directory (as ``write_json_atomic``)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        os.makedirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)
 
 
 def _write_point(run_dir, document, raw, old_raw):

@@ -98,6 +98,24 @@ def run(argv, timeout=180):
 
 
 def main(argv):
+    args = _arguments(argv)
+    bench = {"args": args, "clients": args.clients.split(","), "ssh": _ssh_command(args),
+             "schedulers": ["rr", "wrr", "lc", "wlc"]}
+    bench["offset"] = _clock_offset(bench)
+    _prepare(bench)
+    sweep = _tick_phase(bench)
+    if sweep is None:
+        return 1
+    try:
+        for k in range(args.loads):
+            _one_load(bench, sweep, k)
+    finally:
+        _restore(bench)
+    return _report(bench, sweep)
+
+
+def _arguments(argv):
+    """The command line, checked against the lab's network and the bounds."""
     p = argparse.ArgumentParser(prog="lvs-timetable-bench")
     p.add_argument("--loads", type=int, default=8)
     p.add_argument("--rate", type=float, default=200)
@@ -118,144 +136,187 @@ def main(argv):
         p.error("only addresses inside the lab's %s are allowed" % LAB_NET)
     if not (1 <= args.loads <= 30 and 0 < args.rate <= 400 and 5 <= args.seconds <= 120):
         p.error("bounded: 1-30 loads, rate <= 400 conn/s, 5-120 s per load")
-    clients = args.clients.split(",")
-    ssh = ["ssh", "-p", str(args.ssh_port), "-i", args.ssh_key, "-o", "BatchMode=yes",
-           "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
-           # one connection for every command (as Ansible's ControlPersist): a new ssh handshake costs ~0.7 s
-           # against the emulated director
-           "-o", "ControlMaster=auto", "-o", "ControlPath=/tmp/lvs-timetable-bench-%C", "-o", "ControlPersist=120",
-           "root@127.0.0.1"]
+    return args
 
-    def director(cmd, timeout=180):
-        return run(ssh + [cmd], timeout=timeout)
 
-    # The director's clock against this one (its RTC starts it with 1 s resolution): shortest round trip of 5.
-    director("true")
+def _ssh_command(args):
+    """ssh to the director, without the command."""
+    return ["ssh", "-p", str(args.ssh_port), "-i", args.ssh_key, "-o", "BatchMode=yes",
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            # one connection for every command (as Ansible's ControlPersist): a new ssh handshake costs ~0.7 s
+            # against the emulated director
+            "-o", "ControlMaster=auto", "-o", "ControlPath=/tmp/lvs-timetable-bench-%C", "-o", "ControlPersist=120",
+            "root@127.0.0.1"]
+
+
+def _director(bench, cmd, timeout=180):
+    return run(bench["ssh"] + [cmd], timeout=timeout)
+
+
+def _clock_offset(bench):
+    """The director's clock against this one (its RTC starts it with 1 s resolution): shortest round trip of 5."""
+    _director(bench, "true")
     best = None
     for _ in range(5):
         t0 = time.time()
-        remote = float(director("date +%s.%N"))
+        remote = float(_director(bench, "date +%s.%N"))
         t1 = time.time()
         if best is None or t1 - t0 < best[0]:
             best = (t1 - t0, remote - (t0 + t1) / 2)
     rtt, offset = best
     print("# director clock offset %+.3f s (round trip %.3f s)" % (offset, rtt))
+    return offset
 
-    listing = parse_ipvsadm(director("ipvsadm -Ln"), source="director ipvsadm -Ln", mode="list")
+
+def _table(bench, scheduler):
+    """The director command that replaces the IPVS table with the VIP on ``scheduler``."""
+    args = bench["args"]
+    return ("ipvsadm -C && ipvsadm -A -t %s:80 -s %s && " % (args.vip, scheduler)
+            + " && ".join("ipvsadm -a -t %s:80 -r %s:80 -m" % (args.vip, rs) for rs in args.real_servers.split(",")))
+
+
+def _prepare(bench):
+    """The VIP's service (added when missing: ``bench["added"]``, its scheduler kept) and the clients' workdirs."""
+    args = bench["args"]
+    listing = parse_ipvsadm(_director(bench, "ipvsadm -Ln"), source="director ipvsadm -Ln", mode="list")
     service = [svc for svc in listing["details"]["services"] if svc.get("address") == args.vip and svc.get("port") == 80]
-    added = not service
-    original = service[0]["scheduler"] if service else "rr"
-    schedulers = ["rr", "wrr", "lc", "wlc"]
-
-    def table(scheduler):
-        return ("ipvsadm -C && ipvsadm -A -t %s:80 -s %s && " % (args.vip, scheduler)
-                + " && ".join("ipvsadm -a -t %s:80 -r %s:80 -m" % (args.vip, rs) for rs in args.real_servers.split(",")))
-
-    if added:
-        director(table("rr"))
-    for c in clients:
+    bench["added"] = not service
+    bench["original"] = service[0]["scheduler"] if service else "rr"
+    if bench["added"]:
+        _director(bench, _table(bench, "rr"))
+    for c in bench["clients"]:
         if subprocess.run(["docker", "exec", c, "test", "-x", RUNNER], capture_output=True).returncode != 0:
             raise RuntimeError("client %s has no %s: configure the clients first (roles/lvs_client, e.g. through "
                                "playbooks/lvs-compare.yml)" % (c, RUNNER))
         run(["docker", "exec", c, "sh", "-c", "mkdir -p %s && rm -f %s/*.json" % (WORKDIR, WORKDIR)])
 
-    def read(after, switch_to=None):
-        """Counters after the first tick past `after` (this clock), zeroed; returns (tick, zeroed_at, conns, raw)."""
-        out = director("%s --after %.3f --zero" % (STATS, after + offset)
-                       + (" && %s" % table(switch_to) if switch_to else ""))
-        found = sections(out)
-        settled = found.get("settled", "")
-        tick = float(found["tick-at"]) - offset if found.get("tick-at") else None   # when the script saw it
-        zeroed = float(found["zeroed-at"]) - offset
-        conns = None
-        stats = parse_ipvsadm(found.get("ipvsadm-stats", ""), source="director ipvsadm -Ln --stats --exact",
-                              mode="stats")
-        for service in stats["details"]["services"]:
-            if service.get("address") == args.vip and service.get("port") == 80:
-                conns = (service.get("totals") or {}).get("conns")
-        return tick, zeroed, conns, settled.strip()
 
-    def launch(k, start_at):
-        num = int(round(args.rate * args.seconds))
-        for i, c in enumerate(clients):
-            cmd = ("%s --server %s --port 80 --uri / --rate %g --num-conns %d --timeout 5 --hosts %d --host-index %d "
-                   "--processes %d --hog --nofile 4096 --outdir %s/p%d --start-at %.3f > %s/p%d.%s.json 2>&1"
-                   % (RUNNER, args.vip, args.rate, num, len(clients), i, args.processes, WORKDIR, k, start_at,
-                      WORKDIR, k, c))
-            run(["docker", "exec", "-d", c, "sh", "-c", cmd])
+def _read(bench, after, switch_to=None):
+    """Counters after the first tick past `after` (this clock), zeroed; returns (tick, zeroed_at, conns, raw)."""
+    args, offset = bench["args"], bench["offset"]
+    out = _director(bench, "%s --after %.3f --zero" % (STATS, after + offset)
+                    + (" && %s" % _table(bench, switch_to) if switch_to else ""))
+    found = sections(out)
+    settled = found.get("settled", "")
+    tick = float(found["tick-at"]) - offset if found.get("tick-at") else None   # when the script saw it
+    zeroed = float(found["zeroed-at"]) - offset
+    conns = None
+    stats = parse_ipvsadm(found.get("ipvsadm-stats", ""), source="director ipvsadm -Ln --stats --exact",
+                          mode="stats")
+    for service in stats["details"]["services"]:
+        if service.get("address") == args.vip and service.get("port") == 80:
+            conns = (service.get("totals") or {}).get("conns")
+    return tick, zeroed, conns, settled.strip()
 
-    def results(k):
-        docs = []
-        for c in clients:
-            deadline = time.time() + args.seconds * 2 + 60
-            while True:
-                text = run(["docker", "exec", c, "sh", "-c", "cat %s/p%d.%s.json 2>/dev/null || true" % (WORKDIR, k, c)])
-                if text.strip().endswith("}"):
-                    docs.append(json.loads(text))
-                    break
-                if time.time() > deadline:
-                    raise RuntimeError("load %d: no result from %s" % (k, c))
-                time.sleep(0.2)
-        conns = 0
-        for d in docs:
-            for proc in d["processes"]:
-                try:
-                    conns += parse_httperf(proc["stdout"], source="%s process %s" % (d["host"], proc["index"]))[
-                        "metrics"]["connections"]
-                except ParseError:
-                    conns = None   # an unusable report: the count cannot be compared ("httperf made None")
-                    break
-            if conns is None:
+
+def _launch(bench, k, start_at):
+    """Start load ``k`` on every client, detached, to begin at ``start_at`` (this clock)."""
+    args, clients = bench["args"], bench["clients"]
+    num = int(round(args.rate * args.seconds))
+    for i, c in enumerate(clients):
+        cmd = ("%s --server %s --port 80 --uri / --rate %g --num-conns %d --timeout 5 --hosts %d --host-index %d "
+               "--processes %d --hog --nofile 4096 --outdir %s/p%d --start-at %.3f > %s/p%d.%s.json 2>&1"
+               % (RUNNER, args.vip, args.rate, num, len(clients), i, args.processes, WORKDIR, k, start_at,
+                  WORKDIR, k, c))
+        run(["docker", "exec", "-d", c, "sh", "-c", cmd])
+
+
+def _results(bench, k):
+    """Load ``k``'s (first start, last end, httperf's connections; None when a report is unusable)."""
+    args = bench["args"]
+    docs = []
+    for c in bench["clients"]:
+        deadline = time.time() + args.seconds * 2 + 60
+        while True:
+            text = run(["docker", "exec", c, "sh", "-c", "cat %s/p%d.%s.json 2>/dev/null || true" % (WORKDIR, k, c)])
+            if text.strip().endswith("}"):
+                docs.append(json.loads(text))
                 break
-        return min(d["started"] for d in docs), max(d["finished"] for d in docs), conns
+            if time.time() > deadline:
+                raise RuntimeError("load %d: no result from %s" % (k, c))
+            time.sleep(0.2)
+    conns = 0
+    for d in docs:
+        for proc in d["processes"]:
+            try:
+                conns += parse_httperf(proc["stdout"], source="%s process %s" % (d["host"], proc["index"]))[
+                    "metrics"]["connections"]
+            except ParseError:
+                conns = None   # an unusable report: the count cannot be compared ("httperf made None")
+                break
+        if conns is None:
+            break
+    return min(d["started"] for d in docs), max(d["finished"] for d in docs), conns
 
+
+def _tick_phase(bench):
+    """The tick's phase, then the first load launched; the sweep mapping, or None when no tick shows.
+
+    A 2 s warm-up load (an idle table shows no change on a tick), then one read.
+    """
+    args, clients = bench["args"], bench["clients"]
     period = NOMINAL_PERIOD
-
-    # The tick's phase: a 2 s warm-up load (an idle table shows no change on a tick), then one read.
     run(["docker", "exec", clients[0], "httperf", "--server", args.vip, "--port", "80", "--uri", "/",
          "--num-conns", "40", "--rate", "20", "--timeout", "5"], timeout=60)
-    ref, zeroed, _, settled = read(time.time() + 1.0)
+    ref, zeroed, _, settled = _read(bench, time.time() + 1.0)
     if ref is None:
         print("# no tick observed (%s): the timetable needs a kernel whose estimator ticks every 2 s (<= 6.1)" % settled)
-        return 1
+        return None
     starts = [max(next_tick(ref, period, time.time() + 1.5) + args.margin, zeroed + args.margin)]
-    launch(0, starts[0])
-    rows, exact = [], 0
-    try:
-        for k in range(args.loads):
-            expected_end = starts[k] + args.seconds
-            switch = args.switch_every > 0 and (k + 1) % args.switch_every == 0 and k + 1 < args.loads
-            predicted, start = next_start(ref, period, expected_end, args.tolerance,
-                                          args.switch_margin if switch else args.margin)
-            if k + 1 < args.loads:
-                starts.append(start)
-                launch(k + 1, start)
-            tick, zeroed, ipvs_conns, settled = read(
-                expected_end + args.tolerance, schedulers[((k + 1) // args.switch_every) % 4] if switch else None)
-            started, finished, conns = results(k)
-            # The next load's requested start: its actual one is checked when its result is read.
-            problems = boundary_problems(finished, tick, starts[k + 1] if k + 1 < args.loads else None, zeroed, period)
-            # (a runner never starts before its --start-at: the actual start is no earlier)
-            if tick is None:
-                problems[0] += " (%s)" % settled
-            if ipvs_conns != conns:
-                problems.append("director counted %s, httperf made %s" % (ipvs_conns, conns))
-            exact += not problems
-            if tick is not None:
-                period = estimate_period(ref, tick, nominal=period) if tick > ref else period
-                ref = tick
-            rows.append({"k": k, "switch": switch, "requested": starts[k], "started": started, "finished": finished, "tick": tick,
-                         "predicted": predicted, "zeroed": zeroed, "conns": conns, "ipvs": ipvs_conns,
-                         "problems": problems})
-    finally:
-        for c in clients:
-            subprocess.run(["docker", "exec", c, "pkill", "-x", "httperf"], capture_output=True)
-        if added:
-            director("ipvsadm -D -t %s:80" % args.vip)
-        elif args.switch_every:
-            director(table(original))
+    _launch(bench, 0, starts[0])
+    return {"ref": ref, "period": period, "starts": starts, "rows": [], "exact": 0}
 
+
+def _one_load(bench, sweep, k):
+    """Launch load k+1 on its predicted start, read load k's counters after its tick, compare, add its row."""
+    args = bench["args"]
+    starts, ref, period = sweep["starts"], sweep["ref"], sweep["period"]
+    expected_end = starts[k] + args.seconds
+    switch = args.switch_every > 0 and (k + 1) % args.switch_every == 0 and k + 1 < args.loads
+    predicted, start = next_start(ref, period, expected_end, args.tolerance,
+                                  args.switch_margin if switch else args.margin)
+    if k + 1 < args.loads:
+        starts.append(start)
+        _launch(bench, k + 1, start)
+    tick, zeroed, ipvs_conns, settled = _read(
+        bench, expected_end + args.tolerance,
+        bench["schedulers"][((k + 1) // args.switch_every) % 4] if switch else None)
+    started, finished, conns = _results(bench, k)
+    # The next load's requested start: its actual one is checked when its result is read.
+    problems = boundary_problems(finished, tick, starts[k + 1] if k + 1 < args.loads else None, zeroed, period)
+    # (a runner never starts before its --start-at: the actual start is no earlier)
+    if tick is None:
+        problems[0] += " (%s)" % settled
+    if ipvs_conns != conns:
+        problems.append("director counted %s, httperf made %s" % (ipvs_conns, conns))
+    sweep["exact"] += not problems
+    if tick is not None:
+        sweep["period"] = estimate_period(ref, tick, nominal=period) if tick > ref else period
+        sweep["ref"] = tick
+    sweep["rows"].append({"k": k, "switch": switch, "requested": starts[k], "started": started, "finished": finished,
+                          "tick": tick, "predicted": predicted, "zeroed": zeroed, "conns": conns, "ipvs": ipvs_conns,
+                          "problems": problems})
+
+
+def _restore(bench):
+    """Stop the clients' httperf; remove the service added, or put back the original scheduler."""
+    args = bench["args"]
+    for c in bench["clients"]:
+        subprocess.run(["docker", "exec", c, "pkill", "-x", "httperf"], capture_output=True)
+    if bench["added"]:
+        _director(bench, "ipvsadm -D -t %s:80" % args.vip)
+    elif args.switch_every:
+        _director(bench, _table(bench, bench["original"]))
+
+
+def _report(bench, sweep):
+    """One line per load and the RESULT line; exit status 0 when every load was exact, else 3."""
+    args, rows, exact = bench["args"], sweep["rows"], sweep["exact"]
     t0 = rows[0]["requested"]
+
+    def rel(v):
+        return "-" if v is None else "%.3f" % (v - t0)
+
     print("load\trequested\tstarted\tfinished\ttick\tpredicted\tzeroed\tgap_next_s\tconns\tdirector\tverdict")
     gaps, load_s = [], 0.0
     for i, r in enumerate(rows):
@@ -263,9 +324,6 @@ def main(argv):
         gap = rows[i + 1]["started"] - r["finished"] if i + 1 < len(rows) else None
         if gap is not None:
             gaps.append(gap)
-
-        def rel(v):
-            return "-" if v is None else "%.3f" % (v - t0)
         print("\t".join([str(r["k"]), rel(r["requested"]), rel(r["started"]), rel(r["finished"]), rel(r["tick"]),
                          rel(r["predicted"]), rel(r["zeroed"]), "-" if gap is None else "%.3f" % gap,
                          str(r["conns"]), str(r["ipvs"]),
@@ -279,7 +337,7 @@ def main(argv):
           "tick_error_max_s=%.3f end_excess_max_s=%.3f period_s=%.4f" % (
               len(rows), exact, load_s, gap_s, overhead["overhead_pct"],
               gap_s / len(gaps) if gaps else 0.0, max(gaps) if gaps else 0.0, max(tick_err) if tick_err else -1,
-              max(excess), period))
+              max(excess), sweep["period"]))
     return 0 if exact == len(rows) else 3
 
 
