@@ -16,13 +16,11 @@ export LC_ALL := C.UTF-8
 # and the OpenZFS module build on a fresh machine) and run last. `make molecule-lab` runs only them. molecule/default is a no-op stub
 # (molecule loads it before any scenario) and is left out.
 LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm lab_storage storage_zfs storage_ceph
-# The storage node VM's scenarios: .ci/run runs them in a lane of their own beside the others.
-STORAGE_SCENARIOS := lab_storage storage_zfs storage_ceph
 ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml)))))
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios storage-scenarios pin clean-results \
+.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -62,8 +60,8 @@ molecule:  ## molecule test for every role scenario (SCENARIOS)
 scenarios:  ## print the molecule scenarios `make molecule` runs, in order (.ci/run times each)
 	@echo $(SCENARIOS)
 
-storage-scenarios:  ## print the storage node VM's scenarios (.ci/run runs them beside the others)
-	@echo $(STORAGE_SCENARIOS)
+lab-scenarios:  ## print the lab scenarios (.ci/run runs them in a lane of their own, beside the others)
+	@echo $(LAB_SCENARIOS)
 
 molecule-lab:  ## molecule test for the LVS lab scenarios (bridges, host containers, director VM)
 	./scripts/ensure-dockerd.sh
