@@ -70,7 +70,7 @@ def what_type(lsblk_type):
 
 
 def human_size(size_bytes):
-    """'4.0 GiB', '64 MiB', '931.5 GiB', '1.8 TiB' (binary units, as lsblk prints them)."""
+    """'4 GiB', '64 MiB', '1.5 GiB', '932 GiB', '2 TiB' (binary units; one decimal below 100)."""
     if size_bytes is None:
         return "size unknown"
     value = float(size_bytes)
