@@ -25,6 +25,15 @@ description:
     for size, model, rotational, partitions, stacked devices and mount points, C(/sys/class/block/*/holders),
     and an exclusive read-only open (C(O_EXCL), EBUSY when the kernel or a program holds the device).
     lsblk's FSTYPE comes from the udev database and is only extra evidence (see the lsblk_parse module)."
+  - Only whole disks are taken (lsblk TYPE C(disk); C(loop) only with O(allow_loop)). A partition (the
+    message names its disk), an LVM logical volume, a dm-crypt or other device-mapper device, an md array,
+    a ZFS zvol (C(/dev/zdN) or a C(/dev/zvol/...) link) and a mapped Ceph RBD image are refused, listed or
+    not; so is a disk whose partitions or stacked devices are mounted, active swap, LVM logical volumes,
+    dm-crypt mappings or md arrays, and a pair of given devices where one is inside the other (a disk and
+    its own partition).
+  - With O(expected) (the RV(devices) of an earlier call), the same paths are read again right before the
+    caller writes, and the run stops when one now resolves to another device node, or to a device of
+    another size, serial or WWN, than the one checked.
   - On failure the message is one sentence naming every refused device, what is on it, and the variable
     and path to add to allow it.
   - Reads only; never writes a device. Supports check mode.
@@ -53,6 +62,35 @@ options:
     description: The inventory variable O(wipe_devices) came from, named in the failure message.
     type: str
     default: storage_wipe_devices
+  allow_loop:
+    description:
+      - Take loop devices (lsblk TYPE C(loop)) beside whole disks, for a lab whose data disks are loop
+        devices. Off, a loop device is refused naming O(loop_variable).
+    type: bool
+    default: false
+  loop_variable:
+    description: The inventory variable O(allow_loop) came from, named in the failure message.
+    type: str
+    default: storage_disks_allow_loop
+  owned_zfs_pools:
+    description:
+      - For a read-only preflight only (the caller writes nothing after it). A disk that is open exclusively
+        only because it is a member of one of these ZFS pools (all its C(zfs_member) labels name one of
+        them; nothing mounted, no holder) is not refused for being busy; its signatures still need
+        O(wipe_devices). The caller's builder role reuses or destroys that pool, and checks the disks again
+        without this option before it writes.
+    type: list
+    elements: str
+    default: []
+  expected:
+    description:
+      - "The RV(devices) entries of an earlier call (at least C(path), C(resolved), C(size_bytes), C(serial),
+        C(wwn)). Each C(path) must be in O(devices) and still name the same device: the same device node,
+        size, serial and WWN (a serial or WWN that was unknown is not compared). Otherwise the run stops."
+      - Given right before a write, so that the write goes through the stable path the operator gave and
+        still reaches the disk that was checked and shown in RV(plan).
+    type: list
+    elements: dict
 requirements:
   - util-linux (wipefs, lsblk) 2.37 or newer (JSON C(mountpoints)); 2.38 is what the fixtures are from.
 notes:
@@ -71,9 +109,17 @@ EXAMPLES = r"""
     wipe_devices: "{{ storage_wipe_devices }}"
   register: __storage_disks_safety
 
-- name: Devices to wipe
+- name: The plan, one line per disk (path, model, serial, size, what happens to it)
   ansible.builtin.debug:
-    msg: "{{ __storage_disks_safety.devices | selectattr('needs_wipe') | map(attribute='resolved') | list }}"
+    msg: "{{ __storage_disks_safety.plan }}"
+
+# Right before the first write: the same stable paths must still name the disks checked.
+- name: Read the disks to wipe again
+  disk_safety:
+    devices: "{{ __storage_disks_safety.devices | selectattr('needs_wipe') | map(attribute='path') | list }}"
+    wipe_devices: "{{ __storage_disks_safety.devices | selectattr('needs_wipe') | map(attribute='path') | list }}"
+    expected: "{{ __storage_disks_safety.devices | selectattr('needs_wipe') | list }}"
+  register: __storage_disks_confirm
 """
 
 RETURN = r"""
@@ -92,6 +138,16 @@ problems:
   returned: always
   type: list
   elements: str
+plan:
+  description:
+    - One line per distinct device of O(devices), in order - the path, its device node, model, serial and
+      size, and whether it will be wiped (with what it holds), used as it is, or refused (and why).
+  returned: always
+  type: list
+  elements: str
+  sample:
+    - "/dev/disk/by-id/virtio-tb-disk0 (/dev/vdb): model none, serial tb-disk0, 4 GiB (4294967296 bytes) -
+      will be wiped (holds a Ceph BlueStore OSD label)"
 devices:
   description: One entry per distinct device of O(devices), in order.
   returned: always
@@ -113,6 +169,16 @@ devices:
     type:
       description: lsblk's TYPE (disk, loop, part, ...).
       type: str
+    kname:
+      description: The kernel name (C(sdb), C(vdb), C(loop0), C(zd0)).
+      type: str
+    parent:
+      description: lsblk's PKNAME, the kernel name of the disk a partition is on (null for a whole disk).
+      type: str
+    zvol_links:
+      description: The C(/dev/zvol/...) links to the device (a ZFS zvol; empty otherwise).
+      type: list
+      elements: str
     size_bytes:
       description: Size in bytes.
       type: int
@@ -154,10 +220,18 @@ devices:
       description: C(<device> on <mountpoint>) for the device and its partitions.
       type: list
       elements: str
-    holders:
-      description: Devices stacked on it (sysfs holders, lsblk children that are not partitions).
+    swap:
+      description: Its partitions (or itself) that are active swap (lsblk mount point C([SWAP])).
       type: list
       elements: str
+    holders:
+      description:
+        - Devices stacked on it (lsblk children that are not partitions, with what they are, and sysfs holders).
+      type: list
+      elements: str
+    owned_by:
+      description: The O(owned_zfs_pools) pool it is busy in (null otherwise).
+      type: str
     busy:
       description: The exclusive open failed with EBUSY.
       type: bool
@@ -176,6 +250,9 @@ devices:
     reason:
       description: Why it is allowed or refused.
       type: str
+    plan:
+      description: Its line of RV(plan).
+      type: str
 """
 
 import errno  # noqa: E402
@@ -184,13 +261,14 @@ import os  # noqa: E402
 import stat  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_disk_safety import check  # noqa: E402
+from ansible.module_utils.testbed_disk_safety import check, confirm  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_lsblk import COLUMNS  # noqa: E402
 from ansible.module_utils.testbed_parse_lsblk import parse as parse_lsblk  # noqa: E402
 from ansible.module_utils.testbed_parse_wipefs import parse as parse_wipefs  # noqa: E402
 
 BY_ID = "/dev/disk/by-id"
+ZVOL = "/dev/zvol"
 SYS_BLOCK = "/sys/class/block"
 
 
@@ -232,6 +310,17 @@ def by_id_links(target):
     return links
 
 
+def zvol_links(target):
+    """The /dev/zvol/<pool>/<volume> links (udev's) that resolve to the device."""
+    links = []
+    for root, _dirs, files in os.walk(ZVOL):
+        for name in sorted(files):
+            link = os.path.join(root, name)
+            if os.path.realpath(link) == target:
+                links.append(link)
+    return sorted(links)
+
+
 def run_tool(module, argv, parser, label):
     rc, out, err = module.run_command(argv)
     try:
@@ -244,7 +333,7 @@ def run_tool(module, argv, parser, label):
 
 
 def inspect(module, target, wipefs_bin, lsblk_bin):
-    info = {"block": is_block(target), "by_id": by_id_links(target)}
+    info = {"block": is_block(target), "by_id": by_id_links(target), "zvol_links": zvol_links(target)}
     if not info["block"]:
         return info
     lsblk = run_tool(module, [lsblk_bin, "--json", "--bytes", "--output", ",".join(COLUMNS), target],
@@ -274,6 +363,10 @@ def main():
             wipe_devices=dict(type="list", elements="str", default=[]),
             devices_variable=dict(type="str", default="storage_disks_devices"),
             wipe_variable=dict(type="str", default="storage_wipe_devices"),
+            allow_loop=dict(type="bool", default=False),
+            loop_variable=dict(type="str", default="storage_disks_allow_loop"),
+            owned_zfs_pools=dict(type="list", elements="str", default=[]),
+            expected=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
     )
@@ -282,6 +375,13 @@ def main():
     if not params["devices"]:
         module.fail_json(msg="disk safety: %s is empty: name the data disks (by-id paths) the role may use"
                          % params["devices_variable"])
+    for index, entry in enumerate(params["expected"] or []):
+        if not isinstance(entry.get("path"), str) or "resolved" not in entry:
+            module.fail_json(msg="disk safety: expected[%d] has no path and resolved (give the devices an earlier "
+                             "disk_safety call returned)" % index)
+        if entry["path"] not in params["devices"]:
+            module.fail_json(msg="disk safety: expected[%d] is %s, which is not in devices (confirm only the "
+                             "devices read again)" % (index, entry["path"]))
     wipefs_bin = module.get_bin_path("wipefs", required=True)
     lsblk_bin = module.get_bin_path("lsblk", required=True)
 
@@ -293,10 +393,20 @@ def main():
             inspections[target] = inspect(module, target, wipefs_bin, lsblk_bin)
 
     result = check(params["devices"], params["wipe_devices"], resolved, inspections,
-                   devices_variable=params["devices_variable"], wipe_variable=params["wipe_variable"])
+                   devices_variable=params["devices_variable"], wipe_variable=params["wipe_variable"],
+                   allow_loop=params["allow_loop"], loop_variable=params["loop_variable"],
+                   owned_zfs_pools=params["owned_zfs_pools"])
+    if params["expected"] is not None:
+        changed = confirm(params["expected"], result["devices"])
+        if changed:
+            result["problems"] = changed + result["problems"]
+            result["ok"] = False
+            result["msg"] = "Disk safety check: nothing was written, because %s." % "; ".join(result["problems"])
     if not result["ok"]:
-        module.fail_json(msg=result["msg"], ok=False, problems=result["problems"], devices=result["devices"])
-    module.exit_json(changed=False, ok=True, problems=[], devices=result["devices"], check_mode=module.check_mode)
+        module.fail_json(msg=result["msg"], ok=False, problems=result["problems"], devices=result["devices"],
+                         plan=result["plan"])
+    module.exit_json(changed=False, ok=True, problems=[], devices=result["devices"], plan=result["plan"],
+                     check_mode=module.check_mode)
 
 
 if __name__ == "__main__":
