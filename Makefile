@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios pin clean-results \
+.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
         lab-up lab-down lvs nfv report
 
 help:  ## list the targets
@@ -59,6 +59,9 @@ molecule:  ## molecule test for every role scenario (SCENARIOS)
 
 scenarios:  ## print the molecule scenarios `make molecule` runs, in order (.ci/run times each)
 	@echo $(SCENARIOS)
+
+example-report:  ## render docs/example-report (a real LVS lab run's documents) again: report.md/html, CSV, charts
+	python scripts/testbed_report.py docs/example-report
 
 lab-scenarios:  ## print the lab scenarios (.ci/run runs them in a lane of their own, beside the others)
 	@echo $(LAB_SCENARIOS)
