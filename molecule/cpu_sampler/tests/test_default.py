@@ -1,7 +1,6 @@
 """cpu_sampler: a continuous log, container cgroup CPU, the awk window cutter."""
 
 import os
-import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -45,8 +44,10 @@ def _window(host, name):
 def _sampled(host, start, end):
     out = host.check_output("testbed-cpu-window -v start=%.3f -v end=%.3f /var/lib/testbed/cpu-sampler/samples.log"
                             % (start, end))
-    sys.path.insert(0, os.path.join(ROOT, "tests", "unit"))
-    import conftest  # noqa: F401  (makes ansible.module_utils.testbed_* importable)
+    import ansible.module_utils  # the one import convention (docs/architecture.md, "Python imports")
+
+    if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
     from ansible.module_utils.testbed_sampling import cpu_window
 
     return cpu_window(out, start, end, source="molecule")
