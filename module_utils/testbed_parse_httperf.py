@@ -246,7 +246,7 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
             "the service did not answer: %d of %d connections failed (client-timo %d, socket-timo %d, connrefused %d, "
             "connreset %d, other %d) and %d replies came back; the client ran out of no resource, so the server or "
             "the path to it failed" % (errors, connections, m["errors_client_timo"], m["errors_socket_timo"],
-                                        m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
+                                       m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
 
     # httperf's event loop polls: it shows ~100 % CPU even at trivial rates, so a
     # high CPU share only means saturation when the client also fell behind the
@@ -334,7 +334,7 @@ def _verdict(result, sessions, min_rate_ratio, max_client_cpu_pct, max_error_pct
     if bad_status:
         warn(result, "%d of %d replies were HTTP errors (4xx %d, 5xx %d); httperf does not count them as "
                      "errors, so the rates include error pages" % (bad_status, replies, m["status_4xx"],
-                                                                  m["status_5xx"]))
+                                                                   m["status_5xx"]))
 
     if m["test_duration_s"] == 0:
         warn(result, "test-duration printed as 0.000 s: the rates are divided by a near-zero time and unreliable")

@@ -177,7 +177,7 @@ def _section_blocks(section, titled):
                 row = [model.label(skey)]
                 for x in xs:
                     values = sorted({_label(d["metrics"].get(metric)) for d in model.cell_docs(skey, x)
-                                        if d["metrics"].get(metric) is not None})
+                                     if d["metrics"].get(metric) is not None})
                     row.append(", ".join(values))
                 rows.append(row)
             add(("table", header, rows))
@@ -207,8 +207,8 @@ def _section_blocks(section, titled):
 def _baseline_blocks(model, base, hib, top=2):
     blocks = [("h", top, f"Comparison with baseline `{base}`"),
               ("p", ("Change = (mean \u2212 baseline mean) / baseline mean \u00d7 100; p = two-sided Welch t test "
-                    f"(needs two values on each side and some spread); {SIGNIFICANT_MARK} = significant at "
-                    "\u03b1 = 0.05; not testable = a side has one value or both sides are constant."))]
+                     f"(needs two values on each side and some spread); {SIGNIFICANT_MARK} = significant at "
+                     "\u03b1 = 0.05; not testable = a side has one value or both sides are constant."))]
     pairs = []
     for skey in model.series:
         if skey[0] == base:
@@ -254,7 +254,7 @@ def _baseline_blocks(model, base, hib, top=2):
 def _point_label(doc):
     params = ", ".join(f"{k}={_label(v)}" for k, v in sorted(doc["parameters"].items()))
     return "`{}` ({}{}, repetition {})".format(doc["point_id"], doc["variant"] or "no variant",
-                                          ", " + params if params else "", _label(doc.get("repetition")))
+                                               ", " + params if params else "", _label(doc.get("repetition")))
 
 
 def _reasons(doc):
@@ -361,7 +361,7 @@ def _environment_blocks(docs):
         blocks.append(("p", "No point document records its environment."))
         return blocks
     blocks.append(("p", (f"As recorded in the point documents ({with_env} of {len(docs)} carry an environment); "
-                        "a fact with several values lists each with its number of points.")))
+                         "a fact with several values lists each with its number of points.")))
     rows = []
     for key in sorted(seen):
         values = seen[key]

@@ -19,8 +19,6 @@ offending value.  Undefined results (a confidence interval from one value, a
 coefficient of variation around a zero mean) are ``None``, never a made-up 0.
 """
 
-
-
 import math
 import re
 
@@ -41,6 +39,7 @@ from ansible.module_utils import testbed_fairness
 # ---------------------------------------------------------------------------
 # input checking
 # ---------------------------------------------------------------------------
+
 
 def _is_sequence(value):
     return isinstance(value, (list, tuple)) or (
