@@ -311,7 +311,7 @@ def main():
     changed = result.pop("changed") and not status_only
     if params["state"] == "documents":
         result["documents"] = run_documents(result["run_dir"])
-    module.exit_json(changed=changed, **result)
+    module.exit_json(changed=changed, **result)  # pylint: disable=repeated-keyword  # "changed" was popped
 
 
 if __name__ == "__main__":
