@@ -140,7 +140,7 @@ def rewrite_python(text, inv, path, script=False):
         text = text.replace(STANZA, SCRIPT_STANZA if script else "")
         # The stanza was the only user of os in most plugins.
         if not script and not re.search(r"\bos\.", text):
-            text = re.sub(r"^import os(  # noqa: E402)?\n", "", text, count=1, flags=re.M)
+            text = re.sub(r"^import os\b.*\n", "", text, count=1, flags=re.M)
     if "ansible.module_utils.__path__" in text:
         raise SystemExit(f"{path}: an import stanza that is not the documented text")
     names = "|".join(sorted(map(re.escape, inv.module_utils), key=len, reverse=True))
@@ -167,7 +167,7 @@ def rewrite_python(text, inv, path, script=False):
         body = re.sub(r"^author:(?:[ \t]+\S.*\n|\n(?:[ \t]+-[ \t]+.*\n)+)", f"author:\n  - {AUTHOR}\n",
                       match.group(1), count=1, flags=re.M)
         mods = "|".join(sorted(map(re.escape, inv.task_names), key=len, reverse=True))
-        body = re.sub(rf"^(\s*-?\s*module:\s*)({mods})\s*$", rf"\g<1>{FQ}.\2", body, flags=re.M)
+        body = re.sub(rf"^(\s+-\s+module:\s*)({mods})\s*$", rf"\g<1>{FQ}.\2", body, flags=re.M)
         text = text[:match.start(1)] + body + text[match.end(1):]
     # Module references in documentation markup: M(result_run) -> M(testbed.infra.result_run).
     mods = "|".join(sorted(map(re.escape, inv.task_names), key=len, reverse=True))
