@@ -306,10 +306,11 @@ def filter_doc(name, function, stem):
     example_args = ", ".join(f"{p}" for p in positional)
     document = {
         "name": name,
-        "author": ["Infrastructure testbed contributors"],
+        "author": [AUTHOR],
         "version_added": "0.1.0",
         "short_description": short,
-        "description": paras + [f"Python function C({function.__module__.rsplit('.', 1)[-1]}.{function.__name__})"
+        # The first paragraph, when it is only the short description, is not repeated.
+        "description": paras[1 if paras[0].rstrip(".:") == short and len(paras) > 1 else 0:] + [f"Python function C({function.__module__.rsplit('.', 1)[-1]}.{function.__name__})"
                                 f" through the filter plugin file C({stem}) of the testbed."],
         "options": options,
     }
