@@ -141,6 +141,7 @@ def rewrite_python(text, inv, path, script=False):
         # The stanza was the only user of os in most plugins.
         if not script and not re.search(r"\bos\.", text):
             text = re.sub(r"^import os\b.*\n", "", text, count=1, flags=re.M)
+        text = re.sub(r"\n{4,}", "\n\n\n", text)  # at most two blank lines where the stanza was
     if "ansible.module_utils.__path__" in text:
         raise SystemExit(f"{path}: an import stanza that is not the documented text")
     names = "|".join(sorted(map(re.escape, inv.module_utils), key=len, reverse=True))
