@@ -11,9 +11,16 @@
 # (e.g. --test pylint).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-TARBALL="$(ls -t "$ROOT"/build/collection/testbed-infra-*.tar.gz 2>/dev/null | head -1)"
-[ -n "$TARBALL" ] || { echo "no tarball in build/collection: run make collection" >&2; exit 2; }
-WORK="${COLLECTION_SANITY_DIR:-$(mktemp -d /tmp/testbed-collection-sanity.XXXXXX)}"
+# The build removes older tarballs: there is one.
+TARBALLS=("$ROOT"/build/collection/testbed-infra-*.tar.gz)
+TARBALL="${TARBALLS[-1]}"
+[ -e "$TARBALL" ] || { echo "no tarball in build/collection: run make collection" >&2; exit 2; }
+if [ -n "${COLLECTION_SANITY_DIR:-}" ]; then
+  WORK="$COLLECTION_SANITY_DIR"   # kept afterwards
+else
+  WORK="$(mktemp -d /tmp/testbed-collection-sanity.XXXXXX)"
+  trap 'rm -rf "$WORK"' EXIT
+fi
 rm -rf "$WORK/ansible_collections/testbed/infra"
 ansible-galaxy collection install --no-deps --force -p "$WORK" "$TARBALL" >/dev/null
 PYTHON="${COLLECTION_SANITY_PYTHON:-3.11}"
