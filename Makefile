@@ -21,7 +21,7 @@ SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
 .PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
-        lab-up lab-down lvs nfv report
+        lab-up lab-down lvs nfv report collection collection-sanity
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -84,6 +84,12 @@ lvs:  ## experiment 1: LVS scheduler comparison
 
 nfv:  ## experiment 3: Docker NFV service chain
 	ansible-playbook playbooks/nfv-chain.yml -i $(INVENTORY)
+
+collection:  ## build the collection testbed.infra from the repository into build/collection (tree and tarball; docs/collection.md)
+	python scripts/build-collection.py
+
+collection-sanity: collection  ## ansible-test sanity (Python 3.11) on the built collection, installed outside the repository; slow the first time (its venvs)
+	./scripts/collection-sanity.sh
 
 report:  ## render a run directory: make report RUN=results/<experiment>/<run-id>
 	python scripts/testbed_report.py $(RUN)

@@ -80,7 +80,7 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg="clock_offset: rounds must be between 1 and 50, got %d" % rounds)
         host = (task_vars or {}).get("inventory_hostname", "host")
         samples = []
-        for _ in range(rounds):
+        for _round in range(rounds):
             before = time.time()
             out = self._low_level_execute_command(COMMAND, sudoable=False)
             after = time.time()

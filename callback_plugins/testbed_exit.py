@@ -41,8 +41,10 @@ for _up in (1, 2, 3):
 from ansible.module_utils.testbed_sweep import EXIT_CODES, exit_status  # noqa: E402
 from ansible.plugins.callback import CallbackBase  # noqa: E402
 
-REFUSING_ROLES = ("testbed_validate",)
-REFUSING_ACTIONS = ("ansible.builtin.validate_argument_spec", "validate_argument_spec", "experiment_validate")
+# Bare in the repository, FQCN in the collection testbed.infra (docs/collection.md).
+REFUSING_ROLES = ("testbed_validate", "testbed.infra.testbed_validate")
+REFUSING_ACTIONS = ("ansible.builtin.validate_argument_spec", "validate_argument_spec", "experiment_validate",
+                    "testbed.infra.experiment_validate")
 
 
 class CallbackModule(CallbackBase):

@@ -27,8 +27,10 @@ options:
     default: 5
 attributes:
   check_mode:
+    description: Measures in check mode too (it only reads clocks).
     support: full
   action:
+    description: The action plugin of the same name runs it (the controller's clock is read beside each round).
     support: full
 notes:
   - The host's C(date) must print nanoseconds (C(%N)); busybox's does not and the task fails saying so.

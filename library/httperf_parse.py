@@ -17,7 +17,7 @@ description:
     version to check; see docs/parsers.md).
   - Every line of httperf's report is required (C(Total:), rates, times, C(Reply status), C(CPU time),
     C(Net I/O) and both C(Errors:) lines); a report without them is truncated and makes the module fail.
-  - Returns flat metrics with the unit in each name, a verdict O(valid) with the reasons, and warnings.
+  - Returns flat metrics with the unit in each name, a verdict RV(valid) with the reasons, and warnings.
   - Values httperf prints as C(0.0) placeholders because nothing was measured become null, never 0
     (reply-rate figures with 0 samples, connection/reply times and sizes when no reply came back).
   - "The run is invalid when: any C(fd-unavail), C(addrunavail) or C(ftab-full) error occurred (the client

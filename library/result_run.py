@@ -243,7 +243,8 @@ plan_text:
   description: A few printable lines, e.g. "Plan - 30 points (10 variants x 3 parameter sets x 1 repetition), 12 done, 18 to run, estimated 9 min".
   returned: always
   type: str
-  sample: "Run lvs_compare/20261121T153000Z (resumed)\nPlan: 30 points (10 variants × 3 parameter sets × 1 repetition), 12 done, 18 to run, estimated 9 min\nVariants: rr, wrr"
+  sample: "Run lvs_compare/20261121T153000Z (resumed)\nPlan: 30 points (10 variants × 3 parameter sets × 1 repetition),
+    12 done, 18 to run, estimated 9 min\nVariants: rr, wrr"
 resume_note:
   description:
     - Why I(run_id=auto) did not resume the newest run with the same plan - its
@@ -310,7 +311,7 @@ def main():
     changed = result.pop("changed") and not status_only
     if params["state"] == "documents":
         result["documents"] = run_documents(result["run_dir"])
-    module.exit_json(changed=changed, **result)
+    module.exit_json(changed=changed, **result)  # pylint: disable=repeated-keyword  # "changed" was popped
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ description:
   - xz prints no speed for a run shorter than 3 s. Given O(wall_s), the command's wall time as the caller
     measured it, the throughput is then the uncompressed size over O(wall_s) (RV(details.throughput_source) is
     C(wall time), with a warning); without it such a run is C(valid=false) with a sentence saying what to give
-    or change. A line with a percentage (xz stopped by an error) is C(valid=false) with xz's message. No statistics line (for example C(No such file or directory))
-    or several files in one run make the module fail.
+    or change. A line with a percentage (xz stopped by an error) is C(valid=false) with xz's message. No statistics
+    line (for example C(No such file or directory)) or several files in one run make the module fail.
 version_added: "1.2.0"
 author:
   - Infrastructure testbed contributors

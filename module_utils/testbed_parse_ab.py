@@ -236,7 +236,7 @@ def _verdict(result, text):
         invalidate(result, "ab printed no rates (time taken %s s): nothing usable was measured" % m["time_taken_s"])
 
     hard = [(label, m[name]) for label, name in (("Connect", "failed_connect"), ("Receive", "failed_receive"),
-                                                  ("Exceptions", "failed_exceptions")) if m[name]]
+                                                 ("Exceptions", "failed_exceptions")) if m[name]]
     if hard:
         invalidate(result, "%d of %d requests failed (%s)" % (
             sum(n for _l, n in hard), done, ", ".join("%s %d" % pair for pair in hard)))

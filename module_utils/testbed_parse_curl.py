@@ -51,7 +51,7 @@ def _objects(text, source):
         if not line.startswith("{"):
             continue
         try:
-            document = json.loads(line, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+            document = json.loads(line, parse_constant=lambda name: (never for never in ()).throw(ValueError(name)))
         except ValueError as exc:
             raise ParseError(TOOL, source, "line %d starts a JSON object that does not decode (%s): truncated "
                                            "output?" % (number, exc)) from None

@@ -53,6 +53,7 @@ DIRECTION_METRICS = (
     "lat_mean_us", "slat_mean_us",
 )
 
+
 def _documents(text, source):
     """Split stdout into (documents, skipped text lines, truncated flag, invalid reason)."""
     found = json_documents(text, TOOL, source)

@@ -384,7 +384,7 @@ def _replies(check):
     if bad_status:
         warn(result, "%d of %d replies were HTTP errors (4xx %d, 5xx %d); httperf does not count them as "
                      "errors, so the rates include error pages" % (bad_status, replies, m["status_4xx"],
-                                                                  m["status_5xx"]))
+                                                                   m["status_5xx"]))
 
     if m["test_duration_s"] == 0:
         warn(result, "test-duration printed as 0.000 s: the rates are divided by a near-zero time and unreliable")

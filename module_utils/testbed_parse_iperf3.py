@@ -48,6 +48,7 @@ TOOL = "iperf3"
 # (e.g. retransmits 4294967294).  Anything at or above 2**31 is such a value.
 _SENTINEL_LIMIT = 2 ** 31
 
+
 def _decode(text, source):
     """Return (document, skipped_leading_lines, trailing_text)."""
     found = json_documents(text, TOOL, source, nan_hint=" (iperf3 <= 3.1 printed nan for undefined values)")

@@ -370,7 +370,7 @@ def _checked_sections(text, source):
     if re.match(r"^(cannot open|no pools available|no such pool|usage:|missing pool|invalid option)", first, re.IGNORECASE):
         raise ParseError(TOOL, source, "zpool printed no pool status: %s" % first[:200])
     sections = _sections(text, source)
-    names = [name for name, _ in sections]
+    names = [name for name, _lines in sections]
     if names.count("pool") != 1:
         raise ParseError(TOOL, source, "%s 'pool:' lines, expected one (run zpool status for one pool)"
                          % (names.count("pool") or "no"))

@@ -19,7 +19,7 @@ PROVENANCE_KEYS = ("testbed", "command", "extra_vars", "cwd", "ansible_core_vers
 def _git(root, *args):
     try:
         proc = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=10,
-                              env=dict(os.environ, LC_ALL="C", GIT_OPTIONAL_LOCKS="0"))
+                              env=dict(os.environ, LC_ALL="C", GIT_OPTIONAL_LOCKS="0"), check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None

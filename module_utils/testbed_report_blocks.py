@@ -110,7 +110,7 @@ def build_blocks(run, docs, faults, spec, sections, notes):
 
     if spec.get("relative"):
         blocks.extend(relative_blocks(run, docs, spec["relative"], spec.get("reference"), units, clip,
-                                       include_invalid))
+                                      include_invalid))
     if spec.get("overall_index"):
         blocks.extend(overall_blocks(run, docs, spec["overall_index"], include_invalid))
     if spec.get("reference"):
@@ -207,8 +207,8 @@ def _section_blocks(section, titled):
 def _baseline_blocks(model, base, hib, top=2):
     blocks = [("h", top, f"Comparison with baseline `{base}`"),
               ("p", ("Change = (mean \u2212 baseline mean) / baseline mean \u00d7 100; p = two-sided Welch t test "
-                    f"(needs two values on each side and some spread); {SIGNIFICANT_MARK} = significant at "
-                    "\u03b1 = 0.05; not testable = a side has one value or both sides are constant."))]
+                     f"(needs two values on each side and some spread); {SIGNIFICANT_MARK} = significant at "
+                     "\u03b1 = 0.05; not testable = a side has one value or both sides are constant."))]
     pairs = []
     for skey in model.series:
         if skey[0] == base:
@@ -361,7 +361,7 @@ def _environment_blocks(docs):
         blocks.append(("p", "No point document records its environment."))
         return blocks
     blocks.append(("p", (f"As recorded in the point documents ({with_env} of {len(docs)} carry an environment); "
-                        "a fact with several values lists each with its number of points.")))
+                         "a fact with several values lists each with its number of points.")))
     rows = []
     for key in sorted(seen):
         values = seen[key]

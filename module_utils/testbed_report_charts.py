@@ -95,10 +95,10 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
                     bad.append(p[3])
                 bars = ax.bar(pos, means, width=width * 0.95, yerr=[[e[0] for e in errs], [e[1] for e in errs]],
                               capsize=4, label=label)
-                for bar, is_bad in zip(bars, bad):
+                for patch, is_bad in zip(bars, bad):
                     if is_bad:
-                        bar.set_hatch("//")
-                        bar.set_edgecolor("red")
+                        patch.set_hatch("//")
+                        patch.set_edgecolor("red")
                         marked = True
             ax.set_xticks(range(len(groups)))
             ax.set_xticklabels([value_label(x) if model.x else "" for x in groups])

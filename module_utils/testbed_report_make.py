@@ -49,7 +49,7 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
                           "measured again")
     if not spec.get("title"):
         spec["title"] = "{} \u2014 run {}".format(run.get("experiment") or docs[0].get("experiment") or "experiment",
-                                             run.get("run_id") or docs[0].get("run_id") or "?")
+                                                  run.get("run_id") or docs[0].get("run_id") or "?")
     sections = []
     if spec["sections"] is None:
         model = Model(run, docs, x=spec.get("x"), metrics=spec.get("metrics"), include_invalid=include_invalid)

@@ -247,7 +247,7 @@ def plan_hash(plan):
     points = normalize_plan(plan)
     canonical = sorted(
         canonical_json({"variant": p["variant"], "parameters": p["parameters"], "repetition": p["repetition"]})
-         for p in points)
+        for p in points)
     return hashlib.sha256("\n".join(canonical).encode("utf-8")).hexdigest()
 
 

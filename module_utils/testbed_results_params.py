@@ -13,6 +13,7 @@ def canonical_json(value):
     """One text per value: sorted keys, no spaces, NaN refused (plan hashes and parameter comparison)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
+
 # A number written as text, in JSON's own syntax ("100", "-0.5", "1e3"; not "010", "0x10", " 1 2").
 _NUMBER_TEXT = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$")
 

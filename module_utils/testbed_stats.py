@@ -19,8 +19,6 @@ offending value.  Undefined results (a confidence interval from one value, a
 coefficient of variation around a zero mean) are ``None``, never a made-up 0.
 """
 
-
-
 import math
 import re
 
@@ -41,6 +39,7 @@ from ansible.module_utils import testbed_fairness
 # ---------------------------------------------------------------------------
 # input checking
 # ---------------------------------------------------------------------------
+
 
 def _is_sequence(value):
     return isinstance(value, (list, tuple)) or (
@@ -188,7 +187,7 @@ def t_ppf(p, df):
         lo, hi = hi, hi * 2.0
         if hi > 1e12:
             break
-    for _ in range(200):
+    for _step in range(200):
         mid = (lo + hi) / 2.0
         if t_sf2(mid, df) > target:
             lo = mid
@@ -321,7 +320,7 @@ def overall_index(ratios, metrics=None, higher_is_better=None):
     if isinstance(ratios, Mapping):
         mapping = ratios
     elif ratios is not None and _is_sequence(ratios):
-        mapping = {i: r for i, r in enumerate(ratios)}
+        mapping = dict(enumerate(ratios))
         if metrics is not None or higher_is_better:
             raise AnsibleFilterError(
                 f"{name}: metrics/higher_is_better need ratios as a mapping metric -> ratio, got a list")
@@ -552,7 +551,7 @@ def fidelity_check(direct, harness, tolerance_pct=5.0, direct_scale=1.0, direct_
         tolerance = float(tolerance_pct)
     except (TypeError, ValueError):
         raise AnsibleFilterError(f"{fname}: tolerance_pct must be a number, got {tolerance_pct!r}") from None
-    if not tolerance > 0:
+    if not tolerance > 0:  # pylint: disable=unnecessary-negation  # NaN is refused too
         raise AnsibleFilterError(f"{fname}: tolerance_pct must be > 0, got {tolerance_pct!r}")
     d = summary(list(direct))
     h = summary(_numbers(fname, harness, "harness values"))
@@ -561,10 +560,10 @@ def fidelity_check(direct, harness, tolerance_pct=5.0, direct_scale=1.0, direct_
     spread_h = (h["max"] - h["min"]) / h["mean"] * 100.0 if h["n"] > 1 and h["mean"] else None
     spread_d = (d["max"] - d["min"]) / d["mean"] * 100.0 if d["n"] > 1 and d["mean"] else None
     unit = f" {unit}" if unit else ""
-    sentence = ("Fidelity check {}: {} gave {}{} (n={}), {} {}{} (n={}); difference {:+.2f} % "
+    sentence = ("Fidelity check {}: {} gave {}{unit} (n={}), {} {}{unit} (n={}); difference {:+.2f} % "
                 "(tolerance \u00b1{:g} %).").format(
-        "passed" if passed else "FAILED", direct_label, fmt_sig(d["mean"]), unit, d["n"], harness_label,
-        fmt_sig(h["mean"]), unit, h["n"], diff, tolerance)
+        "passed" if passed else "FAILED", direct_label, fmt_sig(d["mean"]), d["n"], harness_label,
+        fmt_sig(h["mean"]), h["n"], diff, tolerance, unit=unit)
     if spread_h is not None and spread_d is not None:
         sentence += (" Run-to-run spread (max \u2212 min) / mean on this machine: harness {:.1f} %, direct {:.1f} %."
                      ).format(spread_h, spread_d)

@@ -497,4 +497,3 @@ def exit_status(outcome, refused=None, failed=False):
     if outcome["status"] in ("unrecovered", "incomplete") or not failed:
         return EXIT_CODES[outcome["status"]], outcome.get("message", "")
     return None, None
-

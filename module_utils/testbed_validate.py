@@ -542,7 +542,7 @@ def _check_suboptions(label, options, mapping):
             if opt.get("required"):
                 problems.append("%s has no %s, which is required: add it %s." % (label, key, FIX))
             continue
-        found, _ = check_value("%s.%s" % (label, key), opt, mapping[key], top=False)
+        found, _problems = check_value("%s.%s" % (label, key), opt, mapping[key], top=False)
         problems.extend(found)
     return problems
 
@@ -558,7 +558,7 @@ def check_values(options, values, constraints=None):
             if opt.get("required"):
                 problems.append("%s is required but not set: %s." % (name, _fix(name, opt, opt.get("type", "str"))))
             continue
-        found, _ = check_value(name, opt, values[name], rules.get(name))
+        found, _problems = check_value(name, opt, values[name], rules.get(name))
         problems.extend(found)
     return problems
 

@@ -19,7 +19,7 @@ def block():
     rng = random.Random(20261123)
     lines, size = [], 0
     while size < BLOCK:
-        line = " ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 14))) + "\n"
+        line = " ".join(rng.choice(WORDS) for _word in range(rng.randint(6, 14))) + "\n"
         lines.append(line)
         size += len(line)
     return "".join(lines)[:BLOCK].encode("ascii")

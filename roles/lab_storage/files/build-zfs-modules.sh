@@ -66,6 +66,7 @@ Description: OpenZFS $ZVER kernel modules for Linux $KVER
  Built with DKMS from Debian's zfs-dkms $ZFULL against linux-headers-$KVER
  by the testbed's lab_storage role (roles/lab_storage/files/build-zfs-modules.sh).
 CTL
+# shellcheck disable=SC2016  # $1 is the postinst's own argument, expanded when dpkg runs it
 printf '#!/bin/sh\nset -e\n[ "$1" = configure ] && depmod -a %s || true\n' "$KVER" > "$PKG/DEBIAN/postinst"
 chmod 0755 "$PKG/DEBIAN/postinst"
 dpkg-deb --root-owner-group -Zxz --build "$PKG" "$OUT/$NAME.tmp" >/dev/null

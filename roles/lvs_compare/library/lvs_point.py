@@ -42,7 +42,7 @@ options:
   clients:
     description:
       - One entry per load client host, C({host, stdout, failed, msg}), C(stdout) being
-        the JSON printed by the C(lvs-httperf-run) runner of the M(lvs_client) role.
+        the JSON printed by the C(lvs-httperf-run) runner of the C(lvs_client) role.
     type: list
     elements: dict
     required: true

@@ -293,6 +293,7 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
     if direct:
         raw["direct-iperf3.json"] = direct.get("raw") or ""
     load_s = sum(r.get("duration_s") or 0 for r in (iperf3_run, ping_run or {}, sockperf_run))
+
     def fmt(value, pattern):
         return "N/A" if value is None else pattern % value
 

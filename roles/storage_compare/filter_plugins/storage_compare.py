@@ -473,8 +473,9 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
             n = min(len(curve), max(2, int(curve_rows)))
             step = (len(curve) - 1) / float(n - 1) if n > 1 else 0
             picked = [curve[int(round(i * step))] for i in range(n)] if len(curve) > 1 else curve
-            tables.append({"title": "Rebuild progress: {} with {} MB used (rep {})".format(
-                               doc.get("variant"), doc["parameters"].get("used_mb"), doc.get("repetition")),
+            title = "Rebuild progress: {} with {} MB used (rep {})".format(
+                doc.get("variant"), doc["parameters"].get("used_mb"), doc.get("repetition"))
+            tables.append({"title": title,
                            "header": ["t s", "progress %"],
                            "rows": [[_fmt(t, 5), "n/a" if f is None else f"{f * 100:.1f}"] for t, f in picked]})
     return tables

@@ -64,7 +64,7 @@ def plan_files(seed, count, total_bytes, prefix="file"):
     count = _int(count, "count", 1)
     total = _int(total_bytes, "total_bytes", count)
     rng = random.Random("testbed-fileset:%s" % (seed,))
-    weights = [0.5 + rng.random() for _ in range(count)]
+    weights = [0.5 + rng.random() for _file in range(count)]
     scale = float(total) / sum(weights)
     sizes = [max(1, int(w * scale)) for w in weights]
     # the rounding remainder goes to the largest file, so the sum is exact
@@ -222,6 +222,7 @@ def progress_curve(samples, max_points=200, rescale=False):
             raise FilesetError("samples[%d] must be {t_s, whole, fraction}, got %r" % (number, sample))
         t = float(sample["t_s"])
         if last_t is not None and t < last_t:
+            # pylint: disable-next=bad-string-format-type
             raise FilesetError("samples[%d]: t_s %.3f goes back in time (previous %.3f)" % (number, t, last_t))
         last_t = t
         whole = bool(sample.get("whole"))

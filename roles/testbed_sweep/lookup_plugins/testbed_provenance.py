@@ -59,6 +59,18 @@ from ansible.plugins.lookup import LookupBase  # noqa: E402
 USED_COLLECTIONS = ("community.general", "community.docker", "ansible.posix", "containers.podman")
 # The code's root: the repository (roles/testbed_sweep/lookup_plugins/ is three levels below it).
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+# Built into the collection testbed.infra (scripts/build-collection.py) this file is plugins/lookup/,
+# two levels below the collection's root and its MANIFEST.json: no git there, the collection's version.
+MANIFEST = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "MANIFEST.json"))
+
+
+def _collection_version():
+    """The version of the installed collection this lookup belongs to, or None in the repository."""
+    try:
+        with open(MANIFEST, encoding="utf-8") as handle:
+            return json.load(handle)["collection_info"]["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _collection_versions():
@@ -83,5 +95,10 @@ class LookupModule(LookupBase):
     def run(self, terms, variables=None, **kwargs):
         if LookupModule._cached is None:
             extra = context.CLIARGS.get("extra_vars", ()) if context.CLIARGS else ()
-            LookupModule._cached = provenance(ROOT, sys.argv, extra, ANSIBLE_CORE_VERSION, _collection_versions())
+            installed = _collection_version()
+            # An installed collection is never asked to git (it may sit inside someone else's repository):
+            # git -C /dev/null fails, and the provenance says "installed" with the collection's version.
+            root = ROOT if installed is None else os.devnull
+            LookupModule._cached = provenance(root, sys.argv, extra, ANSIBLE_CORE_VERSION, _collection_versions(),
+                                              installed)
         return [dict(LookupModule._cached)]

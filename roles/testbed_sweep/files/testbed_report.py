@@ -1,0 +1,1 @@
+../../../scripts/testbed_report.py
