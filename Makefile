@@ -32,7 +32,7 @@ setup:  ## install everything (apt packages, .venv, dockerd, lab images); idempo
 images:  ## (re)build the lab's container images locally
 	ansible-playbook playbooks/lab-images.yml
 
-test: lint unit integration molecule  ## everything CI runs
+test: lint unit integration collection-sanity molecule  ## everything CI runs
 
 lint:  ## yamllint, ansible-lint (production profile), ruff
 	yamllint -s .

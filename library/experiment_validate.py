@@ -90,9 +90,27 @@ options:
         true; false checks only the hosts that define it), and for C(ipv4_in_network) C(network)
         (C(address/prefix), or an address plus C(prefix_length)), C(network_var) (the variable
         that gave it, named in the message) and C(network_description) (for example
-        C(the director's private network)).
+        C(the director's private network)). C(unique) true also refuses two hosts of the group with the same value.
     type: list
     elements: dict
+    default: []
+  builder_specs:
+    description:
+      - Builder role name -> its whole C(meta/argument_specs.yml). Their options (every entry point, C(required)
+        ignored) are checked too, and C(<role>_) is one more prefix for misspelt names.
+    type: dict
+    default: {}
+  max_hosts:
+    description:
+      - Group name -> the most hosts of it the experiment uses; a group with more is refused (no host is silently
+        left out).
+    type: dict
+    default: {}
+  exclusive_groups:
+    description:
+      - Lists of groups whose hosts play different parts; a host in two groups of one list is refused.
+    type: list
+    elements: list
     default: []
   hosts:
     description: Host name -> the host's variables named in I(host_vars) that it defines.

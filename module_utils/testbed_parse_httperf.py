@@ -265,7 +265,7 @@ def _service_failure(check):
             "the service did not answer: %d of %d connections failed (client-timo %d, socket-timo %d, connrefused %d, "
             "connreset %d, other %d) and %d replies came back; the client ran out of no resource, so the server or "
             "the path to it failed" % (errors, connections, m["errors_client_timo"], m["errors_socket_timo"],
-                                        m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
+                                       m["errors_connrefused"], m["errors_connreset"], m["errors_other"], replies)))
     check.update(errors=errors, error_share=error_share, server_side_failures=server_side_failures,
                  service_failed=service_failed)
 

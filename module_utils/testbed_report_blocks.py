@@ -176,8 +176,9 @@ def _section_blocks(section, titled):
             for skey in model.series:
                 row = [model.label(skey)]
                 for x in xs:
-                    values = sorted({value_label(d["metrics"].get(metric)) for d in model.cell_docs(skey, x)
-                                        if d["metrics"].get(metric) is not None})
+                    present = [d["metrics"][metric] for d in model.cell_docs(skey, x)
+                               if d["metrics"].get(metric) is not None]
+                    values = sorted({value_label(value) for value in present})
                     row.append(", ".join(values))
                 rows.append(row)
             add(("table", header, rows))
@@ -253,8 +254,9 @@ def _baseline_blocks(model, base, hib, top=2):
 
 def _point_label(doc):
     params = ", ".join(f"{k}={value_label(v)}" for k, v in sorted(doc["parameters"].items()))
-    return "`{}` ({}{}, repetition {})".format(doc["point_id"], doc["variant"] or "no variant",
-                                          ", " + params if params else "", value_label(doc.get("repetition")))
+    return "`{}` ({}{}, repetition {})".format(
+        doc["point_id"], doc["variant"] or "no variant", ", " + params if params else "",
+        value_label(doc.get("repetition")))
 
 
 def _reasons(doc):
