@@ -310,9 +310,11 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         notes.append("Overall index items and study A's tools: " + "; ".join(
             f"{i['label']} = {i['tool']} ({', '.join(f'{k} {v}' for k, v in i['where'].items())})" for i in items)
             + ". The reference columns are study A's Table 3.1 ratios (their hardware).")
-    notes.append("Tools the studies used that Debian does not package: pxz (xz -T here), IOzone (fio), "
-                 "RAMspeed (sysbench memory and hpcc's STREAM), netperf (sockperf ping-pong; its reply has the "
-                 "request's size, not study B's 200 bytes), Linpack (hpcc's HPL).")
+    notes.append("Tools the studies used that Debian does not package: pxz (xz -T here), RAMspeed (sysbench "
+                 "memory and hpcc's STREAM), Linpack (hpcc's HPL). IOzone, netperf (non-free) and nuttcp are "
+                 "packaged and parsed (iozone_parse, netperf_parse, nuttcp_parse), but this experiment still "
+                 "measures with fio, sockperf ping-pong (its reply has the request's size, not study B's 200 "
+                 "bytes) and iperf3.")
     if lab:
         notes.append("Lab run: every guest shares one small machine with the load generators, so the numbers "
                      "check that the harness works; they are not performance results.")
