@@ -96,8 +96,6 @@ def _rr(result, rows, source):
                        remote_service_demand_us=row[9])
     if len(rows) > 1 and len(rows[1]) == 2:
         metrics["remote_send_socket_bytes"], metrics["remote_recv_socket_bytes"] = (int(v) for v in rows[1])
-    rate = metrics["transactions_per_s"]
-    metrics["rtt_mean_us"] = 1e6 / rate if rate > 0 else None
 
 
 def _stream(result, rows, text, source):
@@ -139,9 +137,6 @@ def _keyval(result, pairs, source):
             if value < 0:
                 warn(result, "%s CPU was not measured (run netperf with %s)" % (side.lower(),
                                                                                 "-c" if side == "LOCAL" else "-C"))
-    rate = metrics.get("transactions_per_s")
-    if "rtt_mean_us" not in metrics and rate is not None:
-        metrics["rtt_mean_us"] = 1e6 / rate if rate > 0 else None
     result["details"]["protocol"] = pairs.get("PROTOCOL")
 
 
@@ -167,6 +162,9 @@ def _complete(result, name):
     if not name.endswith("_RR"):
         return
     metrics = result["metrics"]
+    rate = metrics.get("transactions_per_s")
+    if "rtt_mean_us" not in metrics and rate is not None:  # one transaction in flight: the round trip is 1 / rate
+        metrics["rtt_mean_us"] = 1e6 / rate if rate > 0 else None
     if "local_cpu_pct" not in metrics:
         warn(result, "CPU use is null: netperf measured it only with -c (local) and -C (remote)")
     if not any(key in metrics for key in RR_DISTRIBUTION):
