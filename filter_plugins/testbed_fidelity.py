@@ -26,6 +26,7 @@ from ansible.module_utils.testbed_fidelity import (  # noqa: E402
     fidelity,
     fidelity_from_points,
     fidelity_sentence,
+    fidelity_value,
 )
 
 
@@ -37,4 +38,5 @@ class FilterModule:
             "fidelity": fidelity,
             "fidelity_from_points": fidelity_from_points,
             "fidelity_sentence": fidelity_sentence,
+            "fidelity_value": fidelity_value,
         }

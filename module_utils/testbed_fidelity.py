@@ -195,6 +195,29 @@ def fidelity_sentence(result, what=""):
     return text + "."
 
 
+def fidelity_value(run, metric, scale=1.0):
+    """One side of a pair: ``metric`` x ``scale`` of a run, or None when the run gave no usable value.
+
+    ``run`` is a testbed_workload result (``{parsed: {metrics, valid}, ...}``) or a parse
+    result (``{metrics, valid}``, e.g. ``<tool>_parse``'s ``ansible_facts.<tool>``).  None
+    (the run did not happen, failed, could not be parsed, was judged invalid, or has no such
+    metric) makes the pair one that ``fidelity_from_points`` leaves out and counts.
+    """
+    if not isinstance(run, dict):
+        return None
+    parsed = run.get("parsed") if "parsed" in run else run
+    if not isinstance(parsed, dict) or parsed.get("valid") is False:
+        return None
+    value = (parsed.get("metrics") or {}).get(metric)
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        value = float(value) * float(scale)
+    except (TypeError, ValueError):
+        _fail("fidelity_value", f"metric {metric!r} is {value!r} (or scale {scale!r}), expected a number")
+    return value if math.isfinite(value) else None
+
+
 def _get(mapping, dotted):
     value = mapping
     for key in dotted.split("."):

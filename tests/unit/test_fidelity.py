@@ -182,3 +182,18 @@ def test_from_points_without_pairs_is_empty():
     assert fidelity_from_points([_doc("p1", [[1, 1]] * 3, variant="lxc")], "baseline") == {}
     with pytest.raises(AnsibleFilterError, match="documents must be a list"):
         fidelity_from_points(None, "baseline")
+
+
+def test_fidelity_value_reads_one_side_of_a_pair():
+    from ansible.module_utils.testbed_fidelity import fidelity_value
+    workload_run = {"tool": "fio", "parsed": {"valid": True, "metrics": {"read_iops": 1200, "read_bw": None}}}
+    assert fidelity_value(workload_run, "read_iops") == 1200.0
+    assert fidelity_value({"valid": True, "metrics": {"received_bps": 2.5e10}}, "received_bps", 1e-9) == pytest.approx(25.0)
+    # no usable value: not run, failed parse, invalid run, missing or null metric
+    assert fidelity_value(None, "read_iops") is None
+    assert fidelity_value({"tool": "fio", "parsed": None}, "read_iops") is None
+    assert fidelity_value({"parsed": {"valid": False, "metrics": {"read_iops": 1}}}, "read_iops") is None
+    assert fidelity_value(workload_run, "write_iops") is None and fidelity_value(workload_run, "read_bw") is None
+    with pytest.raises(AnsibleFilterError, match="fidelity_value: metric 'x' is 'fast'"):
+        fidelity_value({"metrics": {"x": "fast"}}, "x")
+    assert plugin.FilterModule().filters()["fidelity_value"] is fidelity_value
