@@ -2,7 +2,7 @@
 
 A short real storage-compare sweep (ZFS only, fio read and randread, one repetition, no fidelity
 pairs) into its own results directory; a few seconds into the first fio load the lab's storage VM
-is killed (SIGKILL to its qemu). Expected: the point does not end the play - the node that stopped
+is killed (SIGKILL to its qemu, 3 s after the point's fio started). Expected: the point does not end the play - the node that stopped
 answering is a lab fault (a fault document naming it), the recover hook boots the VM again and
 builds the pool anew, the point is measured again, the run completes with every point a real
 measurement, and after cleanup no qemu, loop device, mount or pool of the lab is left.
@@ -26,20 +26,23 @@ STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio"]}',
          "-e", '{"storage_compare_fio_patterns": ["read", "randread"]}', "-e", "storage_compare_fidelity=false",
          "-e", "testbed_run_id=new"]
-FIO_LOAD = "TASK [storage_compare : Start fio on the device]"
+FIO_POINT = "TASK [Start fio on the device]"
+FIO_LOAD = "TASK [testbed_workload : Run with LC_ALL=C: fio]"
 
 
-def run_with_fault(results, inject, delay_s=4, timeout_s=3600):
+def run_with_fault(results, inject, delay_s=3, timeout_s=3600):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/storage-compare.yml", "-i", "inventories/lab",
            "-e", f"testbed_results_dir={results}"] + SHORT
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, fired = [], threading.Event()
+    lines, fired, in_point = [], threading.Event(), threading.Event()
 
     def reader():
         for line in proc.stdout:
             lines.append(line)
-            if FIO_LOAD in line and not fired.is_set():
+            if FIO_POINT in line:
+                in_point.set()   # the point's own fio (not the span written before it)
+            elif FIO_LOAD in line and in_point.is_set() and not fired.is_set():
                 fired.set()
                 threading.Timer(delay_s, inject).start()
     thread = threading.Thread(target=reader, daemon=True)
