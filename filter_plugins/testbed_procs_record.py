@@ -1,0 +1,35 @@
+# Copyright: contributors to the infrastructure testbed
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The process records' filter: the argv prefix with which a command records itself (module_utils/testbed_procs.py).
+
+``{{ (dir ~ '/fio.json') | procs_record_argv }} + ['fio', ...]`` runs fio with its record written by
+the shell that then execs it (no Python on the host); module ``testbed_procs`` stops it later only
+while pid, start time, cmdline and boot still match.
+"""
+import os
+
+# One import convention (docs/architecture.md, "Python imports"): see filter_plugins/testbed_sweep.py.
+import ansible.module_utils  # noqa: E402
+from ansible.errors import AnsibleFilterError  # noqa: E402
+
+for _up in (1, 2, 3):
+    _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
+    if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
+        ansible.module_utils.__path__.append(_dir)
+
+from ansible.module_utils.testbed_procs import ProcsError, record_argv  # noqa: E402
+
+
+def procs_record_argv(path):
+    """``['sh', '-c', <record then exec>, path]``: put it before a command's argv."""
+    try:
+        return record_argv(path)
+    except ProcsError as exc:
+        raise AnsibleFilterError("procs_record_argv: %s" % exc) from None
+
+
+class FilterModule:
+    """Process record filters."""
+
+    def filters(self):
+        return {"procs_record_argv": procs_record_argv}
