@@ -86,6 +86,57 @@ def parse_cmdline(raw):
     return [part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0")]
 
 
+# The stop for a host or container without Python (the NFV tool image):
+# ``sh -c SH_STOP <dir> <grace_s> [name...]`` stops the processes of the records
+# SH_RECORD wrote (every record of <dir> when no name is given) - only while
+# the pid's start time, cmdline sha256 and the boot id still match: SIGTERM,
+# SIGKILL after grace_s - and removes each record of a stopped, ended or reused
+# process. It prints one line per record: ``stopped NAME PID TERM|KILL``,
+# ``gone NAME PID``, ``reused NAME PID`` or ``skipped NAME (reason)``. It signals
+# the recorded process only, not its descendants (module testbed_procs does
+# both): for single-process tools.
+SH_STOP = r"""d=$0; g=${1:-10}; shift
+[ $# -gt 0 ] || set -- $(cd "$d" 2>/dev/null && for f in *.json; do [ -f "$f" ] && echo "${f%.json}"; done)
+b=$(cat /proc/sys/kernel/random/boot_id)
+m() { s=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1; s=${s##*') '}; set -- $s
+  [ "$1" != Z ] && [ "$1" != X ] && [ "${20}" = "$st" ] \
+  && [ "$(sha256sum < "/proc/$pid/cmdline" | cut -c1-64)" = "$sum" ]; }
+for n in "$@"; do
+  f="$d/$n.json"; [ -f "$f" ] || continue
+  pid=$(sed -n 's/.*"pid": *\([0-9][0-9]*\).*/\1/p' "$f"); st=$(sed -n 's/.*"starttime": *\([0-9][0-9]*\).*/\1/p' "$f")
+  sum=$(sed -n 's/.*"cmdline_sha256": *"\([0-9a-f]*\)".*/\1/p' "$f"); rb=$(sed -n 's/.*"boot_id": *"\([^"]*\)".*/\1/p' "$f")
+  if [ -z "$pid" ] || [ "$pid" -le 1 ] || [ -z "$st" ] || [ -z "$sum" ]; then echo "skipped $n (no pid, start time or cmdline sha256)"; continue; fi
+  if [ -n "$rb" ] && [ "$rb" != "$b" ]; then echo "gone $n $pid"
+  elif m; then kill -TERM "$pid" 2>/dev/null; i=0
+    while m && [ "$i" -lt "$((g * 10))" ]; do sleep 0.1; i=$((i + 1)); done
+    k=TERM; if m; then kill -KILL "$pid" 2>/dev/null; k=KILL; fi; echo "stopped $n $pid $k"
+  elif [ -r "/proc/$pid/stat" ] && ! grep -q '[)] [ZX] ' "/proc/$pid/stat"; then echo "reused $n $pid"
+  else echo "gone $n $pid"; fi
+  rm -f "$f"
+done; true"""
+
+
+def stop_argv(directory, names=None, grace_s=10):
+    """The argv of the shell stop (:data:`SH_STOP`) for ``names`` (all records when empty) in ``directory``."""
+    if not str(directory).startswith("/"):
+        raise ProcsError("the record directory must be an absolute path, got %r" % (directory,))
+    return ["sh", "-c", SH_STOP, str(directory), str(int(grace_s))] + [check_name(n) for n in names or []]
+
+
+def parse_stop_output(text):
+    """The shell stop's lines -> ``{stopped: [{name, pid, signal}], gone, reused: [{name, pid}], skipped: [line]}``."""
+    result = {"stopped": [], "gone": [], "reused": [], "skipped": []}
+    for line in (text or "").splitlines():
+        words = line.split()
+        if len(words) == 4 and words[0] == "stopped" and words[2].isdigit():
+            result["stopped"].append({"name": words[1], "pid": int(words[2]), "signal": words[3]})
+        elif len(words) == 3 and words[0] in ("gone", "reused") and words[2].isdigit():
+            result[words[0]].append({"name": words[1], "pid": int(words[2])})
+        elif words and words[0] == "skipped":
+            result["skipped"].append(line)
+    return result
+
+
 def record_argv(path):
     """The argv prefix that makes the command after it record itself as ``path`` (``<dir>/<name>.json``)."""
     directory, base = os.path.split(str(path))

@@ -349,3 +349,63 @@ def test_record_argv_refuses_a_bad_path(bad):
 def boot_id_now():
     from ansible.module_utils.testbed_procs import boot_id
     return boot_id()
+
+
+# --- the shell stop (hosts and containers without Python: the NFV tool image) ------------------------------
+
+
+def test_shell_stop_stops_the_recorded_only(tmp_path, sleepers):
+    from ansible.module_utils.testbed_procs import parse_stop_output, record_argv, stop_argv
+    procs = tmp_path / "procs"
+    ours = subprocess.Popen(record_argv(str(procs / "load.json")) + ["sleep", "300"], start_new_session=True)
+    operator = sleepers()
+    try:
+        for _ in range(100):
+            if (procs / "load.json").exists():
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)
+        # a record whose pid another process took over (the operator's sleep, another start time) ...
+        reused = json.loads((procs / "load.json").read_text())
+        reused.update(pid=operator.pid, starttime=reused["starttime"] - 1)
+        (procs / "old.json").write_text(json.dumps(reused))
+        # ... one whose process is gone, and one the shell cannot judge (no sha256: a Python-written record)
+        (procs / "ended.json").write_text(json.dumps(dict(reused, pid=2 ** 22 + 7)))
+        write_record(str(procs), make_record("pyrec", read_proc(operator.pid)))
+        run = subprocess.run(stop_argv(str(procs), grace_s=5), capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        result = parse_stop_output(run.stdout)
+        assert result["stopped"] == [{"name": "load", "pid": ours.pid, "signal": "TERM"}], run.stdout
+        assert result["reused"] == [{"name": "old", "pid": operator.pid}]
+        assert result["gone"] == [{"name": "ended", "pid": 2 ** 22 + 7}]
+        assert len(result["skipped"]) == 1 and "pyrec" in result["skipped"][0]
+        ours.wait(timeout=10)
+        assert running(operator)
+        assert sorted(p.name for p in procs.glob("*.json")) == ["pyrec.json"]
+        # by name: only that record is looked at
+        run = subprocess.run(stop_argv(str(procs), ["nothing"]), capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0 and run.stdout == ""
+    finally:
+        if ours.poll() is None:
+            ours.kill()
+            ours.wait(timeout=10)
+
+
+def test_shell_stop_with_no_record_stops_nothing(tmp_path, sleepers):
+    from ansible.module_utils.testbed_procs import stop_argv
+    operator = sleepers()
+    run = subprocess.run(stop_argv(str(tmp_path / "none")), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout == "" and running(operator)
+
+
+def test_parse_stop_output_and_stop_argv():
+    from ansible.module_utils.testbed_procs import parse_stop_output, stop_argv
+    out = "stopped a 10 KILL\ngone b 11\nreused c 12\nskipped d (no pid, start time or cmdline sha256)\nnoise\n"
+    assert parse_stop_output(out) == {"stopped": [{"name": "a", "pid": 10, "signal": "KILL"}],
+                                      "gone": [{"name": "b", "pid": 11}], "reused": [{"name": "c", "pid": 12}],
+                                      "skipped": ["skipped d (no pid, start time or cmdline sha256)"]}
+    assert stop_argv("/d", ["x"], 3)[3:] == ["/d", "3", "x"]
+    with pytest.raises(ProcsError):
+        stop_argv("rel")
+    with pytest.raises(ProcsError):
+        stop_argv("/d", ["../x"])
