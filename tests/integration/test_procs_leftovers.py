@@ -3,9 +3,11 @@ filter procs_record_argv through ansible-playbook (tests/integration/procs_lefto
 
 An interrupted run leaves two recorded ``sleep 300`` (one detached by the module, one under
 Ansible's async wrapper that recorded itself) and a ``ping`` load started through testbed_workload
-with ``testbed_workload_record``; the operator runs an identical ``sleep 300`` and ``ping`` that
-were never recorded. The stop step in check mode kills nothing; for real it stops exactly the
-three recorded ones and removes their records; the operator's processes are alive afterwards.
+with ``testbed_workload_record``; a short recorded ping and a short LVS client load (launched by
+roles/lvs_client with ``lvs_client_record_dir``) run to the end and leave no record. The operator
+runs an identical ``sleep 300`` and ``ping`` that were never recorded. The stop step in check mode
+kills nothing; for real it stops exactly the three recorded ones and removes their records; the
+operator's processes are alive afterwards.
 """
 import json
 import os
@@ -34,15 +36,22 @@ def alive(pid):
 
 def test_only_the_recorded_processes_are_stopped(tmp_path):
     procs_dir, out = tmp_path / "procs", tmp_path / "out.json"
+    runner, workdir = tmp_path / "fake-httperf-run", tmp_path / "lvs"
+    runner.write_text("#!/bin/sh\nsleep 1\necho '{}'\n")      # a stand-in for roles/lvs_client's runner
+    runner.chmod(0o755)
+    workdir.mkdir(mode=0o700)
+    extra = ["-e", f"procs_dir={procs_dir}", "-e", f"procs_out={out}", "-e", f"procs_runner={runner}",
+             "-e", f"procs_lvs_workdir={workdir}"]
     operator = subprocess.Popen(["sleep", "300"], start_new_session=True)
     operator_ping = subprocess.Popen(PING, start_new_session=True, stdout=subprocess.DEVNULL)
     ours = []
     try:
-        assert_ok(play(PLAYBOOK, "-e", f"procs_dir={procs_dir}", "-e", f"procs_out={out}", "-e", "procs_step=start"))
+        assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=start"))
         started = json.loads(out.read_text())
         records = {p.name: json.loads(p.read_text()) for p in procs_dir.glob("*.json")}
-        # the short ping ran to the end: its record is gone
+        # the short ping and the LVS load ran to the end: their records are gone (the LVS load's was there)
         assert sorted(records) == ["async_sleep.json", "detached_sleep.json", "ping_load.json"]
+        assert (workdir / "p1.json").read_text().strip() == "{}"
         ours = [records["detached_sleep.json"]["pid"], records["async_sleep.json"]["pid"],
                 records["ping_load.json"]["pid"]]
         assert started["detached"]["pid"] == ours[0]
@@ -52,7 +61,7 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
         with open("/proc/%d/cmdline" % ours[2], "rb") as handle:
             assert handle.read().split(b"\x00")[:-1] == [p.encode() for p in PING]
 
-        assert_ok(play(PLAYBOOK, "-e", f"procs_dir={procs_dir}", "-e", f"procs_out={out}", "-e", "procs_step=stop"))
+        assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=stop"))
         report = json.loads(out.read_text())
         # check mode: both reported, nothing signalled (the play's kill -0 passed), nothing removed
         assert sorted(s["pid"] for s in report["check"]["stopped"]) == sorted(ours)
