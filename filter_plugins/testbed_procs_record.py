@@ -10,15 +10,19 @@ while pid, start time, cmdline and boot still match - or, where there is no Pyth
 """
 import os
 
-# One import convention (docs/architecture.md, "Python imports"): see filter_plugins/testbed_sweep.py.
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
 import ansible.module_utils  # noqa: E402
-from ansible.errors import AnsibleFilterError  # noqa: E402
 
 for _up in (1, 2, 3):
     _dir = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * _up, "module_utils"))
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
+from ansible.errors import AnsibleFilterError  # noqa: E402
 from ansible.module_utils.testbed_procs import ProcsError, record_argv, stop_argv  # noqa: E402
 
 
