@@ -64,6 +64,12 @@ options:
   manifest:
     description: The manifest file to verify against (C(state=verify)).
     type: path
+  proc_record:
+    description:
+      - C(state=present) - a process record file (C(<dir>/<name>.json), module_utils C(testbed_procs)) written for
+        the module's own process while it writes, removed when it is done; M(testbed_procs) I(state=stopped) in a
+        later run's setup or recover hook stops a writer an interrupted run left.
+    type: path
 notes:
   - Check mode is not supported for C(state=present); C(manifest) and C(verify) only read.
 seealso:
@@ -158,6 +164,7 @@ from ansible.module_utils.storage_compare_fileset import (  # noqa: E402
     verify_manifest,
     write_fileset,
 )
+from ansible.module_utils.testbed_procs import ProcsError, forget_self, record_self  # noqa: E402
 
 
 def main():
@@ -174,6 +181,7 @@ def main():
             fsync=dict(type="bool", default=True),
             dest=dict(type="path"),
             manifest=dict(type="path"),
+            proc_record=dict(type="path"),
         ),
         required_if=[("state", "present", ["total_bytes", "total_mb"], True), ("state", "verify", ["manifest"])],
         mutually_exclusive=[("total_bytes", "total_mb"), ("count", "file_mb")],
@@ -189,7 +197,13 @@ def main():
             files = plan_files(p["seed"], count, total, p["prefix"])
             if module.check_mode:
                 module.exit_json(changed=True, bytes=0, files=files, duration_s=0.0)
-            done = write_fileset(p["path"], p["seed"], files, fsync=p["fsync"])
+            if p["proc_record"]:
+                record_self(p["proc_record"])
+            try:
+                done = write_fileset(p["path"], p["seed"], files, fsync=p["fsync"])
+            finally:
+                if p["proc_record"]:
+                    forget_self(p["proc_record"])
             module.exit_json(changed=done["changed"], bytes=done["bytes"] if done["changed"] else 0, files=files,
                              duration_s=round(time.time() - started, 3))
         if p["state"] == "manifest":
@@ -208,7 +222,7 @@ def main():
         result = verify_manifest(expected, build_manifest(p["path"]))
         module.exit_json(changed=False, files=result["expected_files"], duration_s=round(time.time() - started, 3),
                          **{k: result[k] for k in ("valid", "bytes", "mismatches", "missing", "extra", "reasons", "checked")})
-    except (FilesetError, OSError, ValueError) as exc:
+    except (FilesetError, ProcsError, OSError, ValueError) as exc:
         module.fail_json(msg="storage_fileset (%s, %s): %s" % (p["state"], p["path"], exc))
 
 

@@ -81,6 +81,13 @@ options:
     description: The returned curve is thinned evenly to at most this many points.
     type: int
     default: 200
+  proc_record:
+    description:
+      - A process record file (C(<dir>/<name>.json), module_utils C(testbed_procs)) the module writes for its own
+        process when it starts and removes when it ends; M(testbed_procs) I(state=stopped) in a later run's setup or
+        recover hook stops a poller an interrupted run left (it would otherwise wait up to I(since_wait_s) +
+        I(timeout_s)).
+    type: path
 notes:
   - Check mode is not supported (the module only reads, but it takes as long as the rebuild).
 seealso:
@@ -183,6 +190,7 @@ import time  # noqa: E402 (Ansible modules import after their documentation)
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.storage_compare_fileset import FilesetError, progress_curve, status_sample  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
+from ansible.module_utils.testbed_procs import ProcsError, forget_self, record_self  # noqa: E402
 
 # Each system's parser; a missing one fails only a poll of that system.
 try:
@@ -209,12 +217,21 @@ def main():
             timeout_s=dict(type="float", default=3600.0),
             settle_s=dict(type="float", default=0.0),
             max_points=dict(type="int", default=200),
+            proc_record=dict(type="path"),
         ),
         supports_check_mode=False,
     )
+    record = module.params["proc_record"]
     try:
+        if record:
+            try:
+                record_self(record)
+            except (ProcsError, OSError) as exc:
+                module.fail_json(msg="storage_rebuild_poll: cannot record its process in %s: %s" % (record, exc))
         poll(module)
     finally:  # exit_json and fail_json leave through SystemExit: the mark is written either way
+        if record:
+            forget_self(record)
         if module.params["done_file"]:
             with open(module.params["done_file"], "w"):
                 pass

@@ -1,0 +1,88 @@
+"""The leftover mechanism for real on localhost (local connection, no lab): module testbed_procs and
+filter procs_record_argv through ansible-playbook (tests/integration/procs_leftovers.yml).
+
+An interrupted run leaves two recorded ``sleep 300`` (one detached by the module, one under
+Ansible's async wrapper that recorded itself) and a ``ping`` load started through testbed_workload
+with ``testbed_workload_record``; a short recorded ping and a short LVS client load (launched by
+roles/lvs_client with ``lvs_client_record_dir``) run to the end and leave no record. The operator
+runs an identical ``sleep 300`` and ``ping`` that were never recorded. The stop step in check mode
+kills nothing; for real it stops exactly the three recorded ones and removes their records; the
+operator's processes are alive afterwards.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+from playbook_run import assert_ok, play
+
+PLAYBOOK = "tests/integration/procs_leftovers.yml"
+PING = ["ping", "-c", "300", "-i", "1", "127.0.0.1"]
+
+
+def state(pid):
+    """The process state letter (None: no such process)."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def alive(pid):
+    return state(pid) not in (None, "Z", "X")
+
+
+def test_only_the_recorded_processes_are_stopped(tmp_path):
+    procs_dir, out = tmp_path / "procs", tmp_path / "out.json"
+    runner, workdir = tmp_path / "fake-httperf-run", tmp_path / "lvs"
+    runner.write_text("#!/bin/sh\nsleep 1\necho '{}'\n")      # a stand-in for roles/lvs_client's runner
+    runner.chmod(0o755)
+    workdir.mkdir(mode=0o700)
+    extra = ["-e", f"procs_dir={procs_dir}", "-e", f"procs_out={out}", "-e", f"procs_runner={runner}",
+             "-e", f"procs_lvs_workdir={workdir}"]
+    operator = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    operator_ping = subprocess.Popen(PING, start_new_session=True, stdout=subprocess.DEVNULL)
+    ours = []
+    try:
+        assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=start"))
+        started = json.loads(out.read_text())
+        records = {p.name: json.loads(p.read_text()) for p in procs_dir.glob("*.json")}
+        # the short ping and the LVS load ran to the end: their records are gone (the LVS load's was there)
+        assert sorted(records) == ["async_sleep.json", "detached_sleep.json", "ping_load.json"]
+        assert (workdir / "p1.json").read_text().strip() == "{}"
+        ours = [records["detached_sleep.json"]["pid"], records["async_sleep.json"]["pid"],
+                records["ping_load.json"]["pid"]]
+        assert started["detached"]["pid"] == ours[0]
+        assert all(alive(pid) for pid in ours) and operator.pid not in ours
+        with open("/proc/%d/cmdline" % ours[1], "rb") as handle:
+            assert handle.read() == b"sleep\x00300\x00"      # the recorded pid is the sleep itself
+        with open("/proc/%d/cmdline" % ours[2], "rb") as handle:
+            assert handle.read().split(b"\x00")[:-1] == [p.encode() for p in PING]
+
+        assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=stop"))
+        report = json.loads(out.read_text())
+        # check mode: both reported, nothing signalled (the play's kill -0 passed), nothing removed
+        assert sorted(s["pid"] for s in report["check"]["stopped"]) == sorted(ours)
+        assert report["check"]["removed"] == [] and report["check"]["msg"].startswith("would stop 3 left over")
+        # for real: exactly those two, by name and pid; then nothing is left
+        assert sorted((s["name"], s["pid"]) for s in report["real"]["stopped"]) == sorted(
+            [("detached_sleep", ours[0]), ("async_sleep", ours[1]), ("ping_load", ours[2])])
+        assert sorted(report["real"]["removed"]) == ["async_sleep", "detached_sleep", "ping_load"]
+        assert report["again"]["stopped"] == [] and report["again"]["changed"] is False
+        for _ in range(100):
+            if not any(alive(pid) for pid in ours):
+                break
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in ours)
+        assert alive(operator.pid), "the operator's identical sleep 300 was killed"
+        assert alive(operator_ping.pid), "the operator's identical ping was killed"
+        assert not list(procs_dir.glob("*.json"))
+    finally:
+        for pid in ours:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        for proc in (operator, operator_ping):
+            proc.kill()
+            proc.wait(timeout=10)
