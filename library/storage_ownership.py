@@ -21,8 +21,9 @@ description:
     pool or cluster when it exists but is not the testbed's (no marker, an unreadable one, or another GUID/fsid).
     Nothing of that name on the node is no problem. It never fails on a conflict; the caller asserts.
   - O(state=record) writes the marker (atomically) for what is there now (ZFS - the imported pool's GUID, which must
-    exist) or for O(fsid) (Ceph); a marker that already holds that identity is left as it is. It refuses to record
-    over a problem (a foreign pool or cluster of that name).
+    exist; call it right after creating the pool, or for a pool O(state=check) found to be the testbed's) or for
+    O(fsid) (Ceph, before the cluster's first file is written; it refuses to record over a foreign cluster of that
+    name or a configuration with another fsid). A marker that already holds that identity is left as it is.
   - O(state=forget) removes the marker (after the role has removed what it made).
   - Supports check mode (record and forget report the change without writing).
 version_added: "1.3.0"
@@ -232,7 +233,9 @@ def main():
                   where=observed["where"], marker=marker, marker_path=path, problem=problem)
 
     if p["state"] == "record":
-        if problem:
+        # ZFS: the caller has just created the pool (no marker yet, or a stale one of a pool gone);
+        # Ceph: the marker goes before the cluster's first file, so a cluster already there must be ours.
+        if problem and system == "ceph":
             module.fail_json(msg="storage ownership: not recording %s: %s" % (path, problem), **result)
         if system == "zfs":
             ident = observed["id"]

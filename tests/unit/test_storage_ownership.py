@@ -190,6 +190,23 @@ def test_module_check_mode_records_nothing(tmp_path):
     assert not failed and out["changed"] and not (tmp_path / "marker").exists()
 
 
+def test_module_records_a_new_pool_over_no_or_a_stale_marker(tmp_path, monkeypatch):
+    monkeypatch.setattr(storage_ownership, "read_zfs", lambda module, name: {"exists": True, "id": "222",
+                                                                              "where": "zpool list"})
+    args = {"system": "zfs", "name": "testbed", "marker_dir": str(tmp_path), "node": "n1"}
+    failed, out = run_module(storage_ownership, args)
+    assert not out["owned"] and "GUID 222, found in zpool list, no marker" in out["problem"]
+    path = tmp_path / "storage_zfs" / "testbed.json"
+    path.parent.mkdir()
+    path.write_text(render_marker(make_marker("zfs", "testbed", "111", "n1", "t")))
+    failed, out = run_module(storage_ownership, dict(args, state="record"))
+    assert not failed and out["changed"] and json.loads(path.read_text())["guid"] == "222"
+    failed, out = run_module(storage_ownership, dict(args, state="record"))
+    assert not failed and not out["changed"]
+    failed, out = run_module(storage_ownership, args)
+    assert out["owned"] and out["problem"] == ""
+
+
 def test_module_zfs_without_zfs_is_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(storage_ownership.os.path, "isdir", lambda path: False)
     failed, out = run_module(storage_ownership, {"system": "zfs", "name": "testbed", "marker_dir": str(tmp_path)})
