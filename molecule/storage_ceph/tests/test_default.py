@@ -57,6 +57,11 @@ def test_fsid_kept_in_the_configuration(host):
     assert "fsid = %s\n" % fsid in conf
 
 
+def test_cluster_is_marked_as_the_testbeds(host):
+    marker = json.loads(host.file("/var/lib/testbed/storage_ceph/ceph.json").content_string)
+    assert (marker["system"], marker["name"], marker["fsid"]) == ("ceph", "ceph", host.check_output("ceph fsid"))
+
+
 def test_pool_size_two_failure_domain_osd(host):
     pools = {p["pool_name"]: p for p in ceph(host, "osd", "pool", "ls", "detail")}
     pool = pools["rbd"]

@@ -50,18 +50,26 @@ def resolved(host):
 
 
 def test_pool_is_online(host):
-    assert host.check_output("zpool list -H -o name,health tank").split() == ["tank", "ONLINE"]
-    assert "errors: No known data errors" in host.check_output("zpool status tank")
+    assert host.check_output("zpool list -H -o name,health testbed").split() == ["testbed", "ONLINE"]
+    assert "errors: No known data errors" in host.check_output("zpool status testbed")
+
+
+def test_pool_is_marked_as_the_testbeds(host):
+    # the marker holds the pool's GUID; the root dataset carries the tag for people
+    guid = host.check_output("zpool get -H -p -o value guid testbed")
+    marker = json.loads(host.file("/var/lib/testbed/storage_zfs/testbed.json").content_string)
+    assert (marker["system"], marker["name"], marker["guid"], marker["node"]) == ("zfs", "testbed", guid, HOST)
+    assert host.check_output("zfs get -H -o value,source org.testbed:owner testbed").split() == ["storage_zfs", "local"]
 
 
 def test_pool_is_a_mirror_of_the_two_disks_by_id(host, resolved):
-    lines = config_lines(host.check_output("zpool status -P tank"))
+    lines = config_lines(host.check_output("zpool status -P testbed"))
     assert [fields[:2] for fields in lines] == [
-        ["tank", "ONLINE"], ["mirror-0", "ONLINE"],
+        ["testbed", "ONLINE"], ["mirror-0", "ONLINE"],
         [DISKS[0] + "-part1", "ONLINE"], [DISKS[1] + "-part1", "ONLINE"]]
-    real = config_lines(host.check_output("zpool status -P -L tank"))
+    real = config_lines(host.check_output("zpool status -P -L testbed"))
     assert [fields[0] for fields in real[2:]] == [dev + "1" for dev in resolved]
-    assert host.check_output("zpool get -H -p -o value ashift tank") == "12"
+    assert host.check_output("zpool get -H -p -o value ashift testbed") == "12"
 
 
 def test_listed_ext4_disk_was_wiped_before_the_pool(host, resolved):
@@ -72,7 +80,7 @@ def test_listed_ext4_disk_was_wiped_before_the_pool(host, resolved):
 
 
 def test_zvol_is_a_block_device_and_the_fact(host, fact):
-    link = "/dev/zvol/tank/vol"
+    link = "/dev/zvol/testbed/vol"
     assert host.file(link).is_symlink
     device = host.check_output("readlink -f %s", link)
     assert re.fullmatch(r"/dev/zd\d+", device)
@@ -80,7 +88,7 @@ def test_zvol_is_a_block_device_and_the_fact(host, fact):
     assert host.run("test -b %s", device).rc == 0
     assert host.check_output("blockdev --getsize64 %s", device) == str(512 * 1024 * 1024)
     props = dict(line.split("\t") for line in
-                 host.check_output("zfs get -H -p -o property,value volsize,volblocksize,compression tank/vol")
+                 host.check_output("zfs get -H -p -o property,value volsize,volblocksize,compression testbed/vol")
                  .splitlines())
     assert props == {"volsize": str(512 * 1024 * 1024), "volblocksize": "16384", "compression": "off"}
 
@@ -92,7 +100,7 @@ def test_module_version_fact(host, fact):
 
 def test_check_mode_changes_nothing(host):
     assert recap(playbook("converge.yml", "--check"))["changed"] == 0
-    assert host.check_output("zpool list -H -o name,health tank").split() == ["tank", "ONLINE"]
+    assert host.check_output("zpool list -H -o name,health testbed").split() == ["testbed", "ONLINE"]
 
 
 def test_replace_disk_resilvers_and_keeps_the_data(host, fact):
@@ -100,17 +108,17 @@ def test_replace_disk_resilvers_and_keeps_the_data(host, fact):
     # data to resilver: 256 MiB of random data written through the zvol, its checksum kept
     host.check_output("dd if=/dev/urandom of=%s bs=1M count=256 oflag=direct status=none", device)
     before = host.check_output("dd if=%s bs=1M count=256 iflag=direct status=none | sha256sum", device)
-    guid0 = {fields[0] for fields in config_lines(host.check_output("zpool status -g tank"))}
+    guid0 = {fields[0] for fields in config_lines(host.check_output("zpool status -g testbed"))}
 
     out = playbook("replace.yml")
     assert recap(out)["failed"] == 0
     started = time.monotonic()
-    status = host.check_output("zpool status -p tank")
+    status = host.check_output("zpool status -p testbed")
     # right after the role: the old member is being replaced by the wiped disk
     assert "replacing-0" in status or "resilvered" in status, status
 
     while True:
-        status = host.check_output("zpool status -p tank")
+        status = host.check_output("zpool status -p testbed")
         if "resilver in progress" not in status and "replacing-" not in status:
             break
         assert time.monotonic() - started < RESILVER_TIMEOUT, "resilver not done in %d s:\n%s" % (RESILVER_TIMEOUT,
@@ -118,14 +126,14 @@ def test_replace_disk_resilvers_and_keeps_the_data(host, fact):
         time.sleep(2)
 
     assert re.search(r"scan: resilvered [0-9.]+[BKMGTPE]? in [0-9:]+ with 0 errors", status), status
-    lines = config_lines(host.check_output("zpool status -P tank"))
+    lines = config_lines(host.check_output("zpool status -P testbed"))
     assert [fields[:2] for fields in lines] == [
-        ["tank", "ONLINE"], ["mirror-0", "ONLINE"],
+        ["testbed", "ONLINE"], ["mirror-0", "ONLINE"],
         [DISKS[0] + "-part1", "ONLINE"], [DISKS[1] + "-part1", "ONLINE"]]
     # disk0's member is a new vdev (new GUID), disk1's the same
-    guid1 = {fields[0] for fields in config_lines(host.check_output("zpool status -g tank"))}
+    guid1 = {fields[0] for fields in config_lines(host.check_output("zpool status -g testbed"))}
     assert len(guid1 - guid0) == 1
-    host.check_output("zpool scrub -w tank")
-    assert "errors: No known data errors" in host.check_output("zpool status tank")
+    host.check_output("zpool scrub -w testbed")
+    assert "errors: No known data errors" in host.check_output("zpool status testbed")
     after = host.check_output("dd if=%s bs=1M count=256 iflag=direct status=none | sha256sum", device)
     assert after == before

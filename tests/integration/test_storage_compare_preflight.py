@@ -1,0 +1,54 @@
+"""Experiment 2's preflight: a foreign Ceph cluster and refused disks stop the setup hook in one failure.
+
+The node is this host, seen through a private mount namespace (``unshare -m``) whose /etc is an
+overlay holding a foreign ``/etc/ceph/ceph.conf`` (another fsid, no testbed marker): nothing
+of the host's own /etc is changed. The setup hook must stop before anything is installed with
+one failure naming the cluster (and the disks the disk check refuses, here paths that do not
+exist); the cleanup hook then removes nothing and the configuration stays byte for byte.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLAYBOOK = os.path.join(ROOT, "tests", "integration", "storage_compare_preflight.yml")
+FSID = "0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d"
+
+SCRIPT = r"""
+set -e
+mkdir -p "$WORK/upper" "$WORK/work"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$WORK/upper,workdir=$WORK/work" /etc
+mkdir -p /etc/ceph
+printf '[global]\nfsid = %s\nmon_host = 192.0.2.10\n' "$FSID" > /etc/ceph/ceph.conf
+exec ansible-playbook -i localhost, -e "ansible_python_interpreter=$PYTHON" "$PLAYBOOK"
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare (mount namespace)")
+def test_foreign_cluster_and_bad_disks_stop_the_setup_hook_in_one_failure(tmp_path):
+    env = dict(os.environ, WORK=str(tmp_path), FSID=FSID, PYTHON=sys.executable, PLAYBOOK=PLAYBOOK,
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", SCRIPT], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    out = proc.stdout
+    if proc.returncode != 0 and "mount" in proc.stderr and "overlay" not in out:
+        pytest.skip("no overlay mount here: " + proc.stderr[-300:])
+    assert proc.returncode == 0, out[-6000:] + proc.stderr[-2000:]
+    failure = out.split("PREFLIGHT: ", 1)[1].split("\n\n", 1)[0]
+    failure = " ".join(failure.split())
+    assert failure.startswith("Preflight of localhost, nothing installed, written or removed: cluster ceph on node "
+                              "localhost was not created by the testbed (fsid %s, found in /etc/ceph/ceph.conf, no "
+                              "marker /var/lib/testbed/storage_ceph/ceph.json): remove the cluster yourself, or use "
+                              "another node. Disk safety check: nothing was written" % FSID), failure
+    assert "/dev/disk/by-id/testbed-preflight-none-a (in storage_disks_devices) does not exist" in failure
+    assert "Install the workload tools" not in out
+    assert "nothing was removed from localhost" in " ".join(out.split())
+    # the host's own /etc never saw the fake configuration
+    if os.path.exists("/etc/ceph/ceph.conf"):
+        with open("/etc/ceph/ceph.conf", encoding="utf-8") as handle:
+            assert FSID not in handle.read()
