@@ -64,7 +64,7 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
         assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=stop"))
         report = json.loads(out.read_text())
         # check mode: both reported, nothing signalled (the play's kill -0 passed), nothing removed
-        assert sorted(s["pid"] for s in report["check"]["stopped"]) == sorted(ours)
+        assert sorted(s["pid"] for s in report["check"]["stopped"]) == sorted(ours), report["check"]
         assert report["check"]["removed"] == [] and report["check"]["msg"].startswith("would stop 3 left over")
         # for real: exactly those two, by name and pid; then nothing is left
         assert sorted((s["name"], s["pid"]) for s in report["real"]["stopped"]) == sorted(
