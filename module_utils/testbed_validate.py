@@ -696,7 +696,7 @@ def _check_equal_host_values(group_hosts, hosts, req):
     var, group, expected = req["var"], req["group"], req["value"]
     other = req.get("value_var") or "the expected value"
     reason = req.get("reason") or "the two settings must agree"
-    problems = []
+    differing = {}
     for host in group_hosts:
         host_values = hosts.get(host) or {}
         if var in host_values and host_values[var] not in (None, ""):
@@ -706,9 +706,11 @@ def _check_equal_host_values(group_hosts, hosts, req):
         else:
             continue
         if str(value).strip() != str(expected).strip():
-            problems.append("%s of host %s (group %s) is %s, but %s is %s: %s; set both to the same value %s." % (
-                var, host, group, _short(repr(value)), other, _short(repr(expected)), reason, FIX))
-    return problems
+            differing.setdefault(str(value).strip(), []).append(host)
+    # One sentence per differing value, naming every host that has it.
+    return ["%s of host%s %s (group %s) is %s, but %s is %s: %s; set both to the same value %s." % (
+        var, "s" if len(names) > 1 else "", " and ".join(names), group, _short(repr(value)), other,
+        _short(repr(str(expected).strip())), reason, FIX) for value, names in sorted(differing.items())]
 
 
 def _check_differing_host_values(group_hosts, hosts, req):

@@ -29,6 +29,7 @@ NO_MAXIMUM = {
     "lvs_client_host_index": "set by lvs_compare for each client (its index in lvs_client_hosts), never by an operator",
 }
 NO_IPV4 = {
+    "nfv_loadbalancer_bind_address": "HAProxy's bind address may be * (every address); a pattern allows an address or *",
     "runtime_lxc_ipv4_address": "an address with its prefix (10.0.3.10/24, lxc.net.0.ipv4.address); a pattern checks it",
 }
 NO_ABSOLUTE_PATH = {
@@ -51,8 +52,11 @@ def _experiment_roles():
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
         for play in plays:
-            for role in play.get("roles") or ():
-                params = role.get("vars") or {} if isinstance(role, dict) else {}
+            calls = [role for role in play.get("roles") or () if isinstance(role, dict)]
+            calls += [task for key in ("pre_tasks", "tasks") for task in play.get(key) or ()
+                      if "ansible.builtin.include_role" in task]
+            for role in calls:
+                params = role.get("vars") or {}
                 if params.get("testbed_validate_experiment_role"):
                     roles.setdefault(params["testbed_validate_experiment_role"], "experiment")
                 for builder in params.get("testbed_validate_builder_roles") or ():
@@ -94,7 +98,8 @@ def test_every_experiment_playbook_names_its_roles():
         assert names.get(role) == "experiment", role
     for role in ("lvs_director", "lvs_real_server", "lvs_client", "storage_zfs", "storage_ceph", "storage_disks",
                  "runtime_docker", "runtime_podman", "runtime_lxc", "runtime_lxd", "runtime_kvm", "guest_services",
-                 "nfv_chain"):
+                 "nfv_chain", "nfv_image", "nfv_firewall", "nfv_loadbalancer", "nfv_backend", "nfv_client",
+                 "guest_rootfs"):
         assert names.get(role) == "builder", role
 
 
