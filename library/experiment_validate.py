@@ -111,6 +111,13 @@ options:
         constraints win for a name both declare).
     type: dict
     default: {}
+  assertions:
+    description:
+      - Conditions across settings, evaluated by the play, each C({that, msg}); when C(that) is false, C(msg) (one
+        sentence that says what to change) is one more problem.
+    type: list
+    elements: dict
+    default: []
   max_hosts:
     description:
       - Group name -> the most hosts of it the experiment uses; a group with more is refused (no host is silently
@@ -226,6 +233,7 @@ def main():
             max_hosts=dict(type="dict", default={}),
             builder_specs=dict(type="dict", default={}),
             builder_constraints=dict(type="dict", default={}),
+            assertions=dict(type="list", elements="dict", default=[]),
             exclusive_groups=dict(type="list", elements="list", default=[]),
             experiment=dict(type="str", default="the experiment"),
             docs=dict(type="str", default="the experiment role's README.md"),
@@ -240,7 +248,7 @@ def main():
             prefixes=p["prefixes"], known=p["known"], required_vars=p["required_vars"], groups=p["groups"],
             required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"],
             max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"], builder_specs=p["builder_specs"],
-            builder_constraints=p["builder_constraints"])
+            builder_constraints=p["builder_constraints"], assertions=p["assertions"])
     except SpecError as exc:
         module.fail_json(msg="experiment_validate: the argument spec or constraints of %s are unusable: %s"
                          % (p["experiment"], exc), problems=[])

@@ -785,9 +785,25 @@ def check_host_vars(groups, requirements, hosts):
     return problems
 
 
+def check_assertions(assertions):
+    """Conditions across settings that the play evaluated: ``[{that: bool, msg: sentence}]``; a false one is a problem."""
+    problems = []
+    for item in assertions or ():
+        if not isinstance(item, dict) or "that" not in item or not item.get("msg"):
+            raise SpecError("every assertion needs that (a condition) and msg (its sentence), got %r" % (item,))
+        try:
+            holds = convert(item["that"], "bool")
+        except _Bad:
+            raise SpecError("assertion %r: that must be true or false, got %s" % (item["msg"], describe(item["that"]))) from None
+        if not holds:
+            problems.append(str(item["msg"]).strip())
+    return problems
+
+
 def validate(spec=None, entry_point="main", constraints=None, values=None, all_vars=None, prefixes=None,
              known=None, required_vars=None, groups=None, required_groups=None, host_vars=None, hosts=None,
-             docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None, builder_constraints=None):
+             docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None, builder_constraints=None,
+             assertions=None):
     """Every problem of an experiment's input, in a stable order: groups, host vars, variables."""
     options = spec_options(spec, entry_point)
     extra, builder_prefixes = builder_options(builder_specs)
@@ -807,6 +823,7 @@ def validate(spec=None, entry_point="main", constraints=None, values=None, all_v
     problems.extend(check_required_vars(required_vars, values))
     problems.extend(check_values(options, values, rules))
     problems.extend(check_unknown(options, all_vars, prefixes or (), known, docs))
+    problems.extend(check_assertions(assertions))
     return problems
 
 
