@@ -6,8 +6,6 @@ and how to fix it; nothing is written (no run directory). The Docker host is 127
 ssh, so a run that went past the checks could not reach it; with nfv_chain_state=absent the check
 still comes before the removal.
 """
-import os
-
 import pytest
 from playbook_run import exit_line, play, unreachable_inventory, why
 
