@@ -106,8 +106,8 @@ options:
     default: {}
   builder_constraints:
     description:
-      - Builder role name -> its C(meta/testbed_constraints.yml) (when it has one): ranges, patterns, formats and
-        refused values of the builder's settings, in the experiment constraints' format (the experiment's own
+      - Builder role name -> its C(meta/testbed_constraints.yml) (when it has one), the ranges, patterns, formats
+        and refused values of the builder's settings, in the experiment constraints' format (the experiment's own
         constraints win for a name both declare).
     type: dict
     default: {}
