@@ -111,6 +111,13 @@ options:
         constraints win for a name both declare).
     type: dict
     default: {}
+  host_values:
+    description:
+      - Host name -> the spec's (and the builders') variables that host defines, as it sees them (its group_vars
+        and host_vars). A value that differs from I(values) is checked too, once per distinct value, and a
+        problem names the hosts that have it.
+    type: dict
+    default: {}
   assertions:
     description:
       - Conditions across settings, evaluated by the play, each C({that, msg}); when C(that) is false, C(msg) (one
@@ -234,6 +241,7 @@ def main():
             builder_specs=dict(type="dict", default={}),
             builder_constraints=dict(type="dict", default={}),
             assertions=dict(type="list", elements="dict", default=[]),
+            host_values=dict(type="dict", default={}),
             exclusive_groups=dict(type="list", elements="list", default=[]),
             experiment=dict(type="str", default="the experiment"),
             docs=dict(type="str", default="the experiment role's README.md"),
@@ -248,7 +256,7 @@ def main():
             prefixes=p["prefixes"], known=p["known"], required_vars=p["required_vars"], groups=p["groups"],
             required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"],
             max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"], builder_specs=p["builder_specs"],
-            builder_constraints=p["builder_constraints"], assertions=p["assertions"])
+            builder_constraints=p["builder_constraints"], assertions=p["assertions"], host_values=p["host_values"])
     except SpecError as exc:
         module.fail_json(msg="experiment_validate: the argument spec or constraints of %s are unusable: %s"
                          % (p["experiment"], exc), problems=[])

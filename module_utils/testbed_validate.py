@@ -579,6 +579,30 @@ def check_values(options, values, constraints=None):
     return problems
 
 
+def check_host_values(options, values, host_values, constraints=None):
+    """The settings other hosts see differently (their group_vars, host_vars): each distinct value checked once.
+
+    ``host_values`` is host -> {name: value} for the spec's names a host of the experiment defines;
+    a value equal to the play's own (``values``, already checked) is skipped. A problem names the
+    hosts: "lvs_real_server_document_root of host w1 and w2 is '/', ...".
+    """
+    values = values or {}
+    rules = constraint_map(constraints, options)
+    owners = {}
+    for host in sorted(host_values or {}):
+        for name, value in sorted((host_values[host] or {}).items()):
+            if name not in options or (name in values and values[name] == value):
+                continue
+            key = (name, json.dumps(value, sort_keys=True, default=str))
+            owners.setdefault(key, (value, []))[1].append(host)
+    problems = []
+    for (name, _key), (value, hosts) in sorted(owners.items()):
+        found, _converted = check_value(name, options[name], value, rules.get(name))
+        where = "%s of host %s" % (name, " and ".join(hosts))
+        problems.extend(sentence.replace(name, where, 1) for sentence in found)
+    return problems
+
+
 def check_unknown(options, all_vars, prefixes, known=(), docs=None):
     """Visible variables with one of the experiment's prefixes that the spec does not declare."""
     problems = []
@@ -803,7 +827,7 @@ def check_assertions(assertions):
 def validate(spec=None, entry_point="main", constraints=None, values=None, all_vars=None, prefixes=None,
              known=None, required_vars=None, groups=None, required_groups=None, host_vars=None, hosts=None,
              docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None, builder_constraints=None,
-             assertions=None):
+             assertions=None, host_values=None):
     """Every problem of an experiment's input, in a stable order: groups, host vars, variables."""
     options = spec_options(spec, entry_point)
     extra, builder_prefixes = builder_options(builder_specs)
@@ -822,6 +846,7 @@ def validate(spec=None, entry_point="main", constraints=None, values=None, all_v
     problems.extend(check_host_vars(groups, host_vars, hosts))
     problems.extend(check_required_vars(required_vars, values))
     problems.extend(check_values(options, values, rules))
+    problems.extend(check_host_values(options, values, host_values, rules))
     problems.extend(check_unknown(options, all_vars, prefixes or (), known, docs))
     problems.extend(check_assertions(assertions))
     return problems

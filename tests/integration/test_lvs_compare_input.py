@@ -105,6 +105,9 @@ def _with(group, host, **host_vars):
     (GOOD, ["-e", "lvs_real_server_document_root=/"],
      "lvs_real_server_document_root is '/', not an absolute path other than /"),
     (GOOD, ["-e", "lvs_real_server_gateway=gw"], "lvs_real_server_gateway is 'gw', not an IPv4 address"),
+    (_with("lvs_real_servers", "w2", lvs_real_server_document_root="/"), [],
+     "lvs_real_server_document_root of host w2 is '/', not an absolute path other than /"),
+    (_with("lvs_clients", "c1", lvs_client_nofile=0), [], "lvs_client_nofile of host c1 must be at least 1024, got 0"),
     (GOOD, ["-e", "lvs_real_server_nginx_worker_connections=0"],
      "lvs_real_server_nginx_worker_connections must be at least 1, got 0"),
     (GOOD, ["-e", "lvs_client_nofile=99999999"], "lvs_client_nofile must be at most 1048576, got 99999999"),
@@ -115,7 +118,8 @@ def _with(group, host, **host_vars):
     (GOOD, ["-e", "lvs_compare_num_conns=0"], "lvs_compare_num_conns must be at least 1, got 0"),
 ], ids=["vip-not-an-ip", "forwarding-dr-vs-nat", "real-server-tun-vs-nat", "typo-shceduler", "director-is-real-server",
         "same-lvs_rip", "rip-outside-network", "two-directors", "port-22", "vip-prefix-33", "persistence-negative",
-        "rules-file-relative", "document-root-slash", "gateway-not-an-ip", "nginx-connections-0", "nofile-huge",
+        "rules-file-relative", "document-root-slash", "gateway-not-an-ip", "host-var-document-root",
+        "host-var-nofile", "nginx-connections-0", "nofile-huge",
         "client-workdir-relative", "rate-huge", "repetitions-huge", "num-conns-0"])
 def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, groups, extra, sentence):
     inventory = unreachable_inventory(tmp_path / "inventory", _hosts(groups))

@@ -546,3 +546,14 @@ def test_assertions_add_their_sentence_when_false():
         validate(spec={}, assertions=[{"msg": "no condition"}])
     with pytest.raises(SpecError, match="that must be true or false"):
         validate(spec={}, assertions=[{"that": "maybe", "msg": "m"}])
+
+
+def test_values_other_hosts_see_are_checked_once_per_value_naming_the_hosts():
+    options = {"x_root": {"type": "path"}, "x_port": {"type": "int"}}
+    rules = {"x_root": {"format": "absolute_path"}, "x_port": {"maximum": 65535}}
+    host_values = {"w1": {"x_root": "/"}, "w2": {"x_root": "/", "x_port": 80}, "w3": {"x_port": 70000, "y_other": 1}}
+    assert validate(spec=options, constraints=rules, values={"x_port": 80}, host_values=host_values) == [
+        "x_port of host w3 must be at most 65535, got 70000: fix it in your inventory's group_vars or with -e.",
+        "x_root of host w1 and w2 is '/', not an absolute path other than / (the testbed mounts, writes and removes "
+        "there): fix it in your inventory's group_vars or with -e.",
+    ]
