@@ -28,6 +28,7 @@ from ansible.module_utils.testbed_sweep import (  # noqa: E402
     sweep_result_lines,
     sweep_segments,
     sweep_unbuilt,
+    sweep_unreachable_problems,
     workload_result,
 )
 
@@ -45,5 +46,6 @@ class FilterModule:
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
             "sweep_unbuilt": sweep_unbuilt,
+            "sweep_unreachable_problems": sweep_unreachable_problems,
             "sweep_outcome": sweep_outcome,
         }

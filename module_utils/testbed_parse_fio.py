@@ -32,6 +32,7 @@ __metaclass__ = type
 
 import math
 import os
+import re
 
 from ansible.module_utils.testbed_parse import (
     ParseError,
@@ -289,6 +290,10 @@ def _last_document(text, source, result):
         if truncated:
             raise ParseError(TOOL, source, "truncated JSON: the document stops after %d bytes without its "
                              "closing brace (interrupted copy or killed fio?)" % len(text.encode("utf-8")))
+        other = _other_format(text)
+        if other:
+            raise ParseError(TOOL, source, "no JSON document: this is %s; run fio with --output-format=json "
+                             "(or json+)" % other)
         said = " | ".join(skipped)[:300]
         raise ParseError(TOOL, source, "no JSON document found (not fio --output-format=json output?); "
                          "the output says: %r" % said)
@@ -301,6 +306,24 @@ def _last_document(text, source, result):
         invalidate(result, "the output is truncated after the last complete JSON document; "
                    "fio's final report is missing")
     return documents[-1]
+
+
+# fio's other output formats (stat.c): terse lines "VER;fio-X;jobname;groupid;error;..." (version 2 has no
+# fio version field) with 100+ fields, and the normal report's "jobname: (groupid=N, jobs=N): err= N" and
+# "Run status group N (all jobs):" lines.
+_TERSE = re.compile(r"^(?P<ver>[1-5]);(?:fio-[^;]*;)?[^;\n]*;\d+;\d+;(?:[^;\n]*;){20,}", re.MULTILINE)
+_NORMAL = re.compile(r"^\S.*: \(groupid=\d+, jobs=\d+\): err=\s*\d+|^Run status group \d+ \(all jobs\):",
+                     re.MULTILINE)
+
+
+def _other_format(text):
+    """What fio output without a JSON document is, when it is recognisably another fio format (else None)."""
+    terse = _TERSE.search(text)
+    if terse:
+        return "fio's terse output (--output-format=terse / --minimal, terse version %s)" % terse.group("ver")
+    if _NORMAL.search(text):
+        return "fio's normal human-readable report (--output-format=normal, the default)"
+    return None
 
 
 def _jobs(document, source):

@@ -49,6 +49,25 @@ TOOL = "iperf3"
 _SENTINEL_LIMIT = 2 ** 31
 
 
+# Text reports that are not -J output (iperf3 src/iperf_locale.c, iperf 2 src/Locale.c).
+_IPERF3_TEXT = re.compile(r"^Connecting to host \S+, port \d+|^\[ ID\] Interval\s+Transfer\s+Bitrate"
+                          r"|^\[ ID\] Interval\s+Transfer\s+Bandwidth|^iperf Done\.", re.MULTILINE)
+_IPERF3_SERVER_TEXT = re.compile(r"^Server listening on \d+", re.MULTILINE)
+_IPERF2_TEXT = re.compile(r"^Client connecting to \S+, (?:TCP|UDP) port \d+|^Server listening on (?:TCP|UDP) port \d+",
+                          re.MULTILINE)
+
+
+def _other_format(text):
+    """What non-JSON input is when it is recognisably another iperf output (else None)."""
+    if _IPERF2_TEXT.search(text):
+        return "iperf 2 output (iperf -c/-s), not iperf3"
+    if _IPERF3_SERVER_TEXT.search(text) and not re.search(r"^Connecting to host ", text, re.MULTILINE):
+        return "the iperf3 server's text report (iperf3 -s without -J); parse the client's iperf3 -c ... -J output"
+    if _IPERF3_TEXT.search(text):
+        return "iperf3's human-readable text report (the client was run without -J)"
+    return None
+
+
 def _decode(text, source):
     """Return (document, skipped_leading_lines, trailing_text)."""
     found = json_documents(text, TOOL, source, nan_hint=" (iperf3 <= 3.1 printed nan for undefined values)")
@@ -60,6 +79,9 @@ def _decode(text, source):
                 "(interrupted copy or killed iperf3?)" % len(text.encode("utf-8")))
         if found["invalid"]:
             raise ParseError(TOOL, source, "invalid JSON (%s)" % found["invalid"])
+        other = _other_format(text)
+        if other:
+            raise ParseError(TOOL, source, "not JSON: this is %s; run the client with -J" % other)
         first = text.strip().splitlines()[0].strip()
         raise ParseError(
             TOOL, source,

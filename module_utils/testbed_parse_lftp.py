@@ -21,8 +21,11 @@ transfer unless told to.  Two outputs are read (lftp 4.9.2 source):
 
   where S is rounded to whole seconds and omitted below 1 s; older lftp prints
   the compact rate of ``Speedometer::GetStr`` (``55.59M/s``, ``512.3K/s``,
-  ``900b/s``) and lftp 2.x ``%g bytes/s``: read too.  After an ``mget``/``mput``
-  of several files: ``Total N files transferred`` (``details.files_total``).
+  ``900b/s``; binary multiples, 1024) and lftp 2.x ``%g bytes/s``: read too
+  (a ``G/s`` suffix, which no lftp source read prints, is read as 1024**3).
+  After an ``mget``/``mput`` of several files: ``Total N files transferred``
+  (``CopyJobEnv::SayFinal``; alone when the files were all empty), read into
+  ``details.files_total`` and the ``files_transferred`` metric.
 
 The transfer time is ``bytes / rate`` from the log line (3-4 significant
 digits), else from the summary's rate.  lftp gives no time to the first byte: its
@@ -58,10 +61,10 @@ LOG_LINE = re.compile(
     r"(?P<start>%s)-(?P<end>%s)(?: %s)?\s*$" % (INT, INT, RATE), re.MULTILINE)
 # The rate in parentheses: "%.2f MiB/s" (Speedometer::GetStrProper, lftp 4.x), the compact
 # "%.2fM/s" / "%.1fK/s" / "%.0fb/s" (Speedometer::GetStr, older lftp) or "%g bytes/s" (lftp 2.x).
-_COMPACT_UNITS = {"b": 1.0, "K": 1024.0, "M": MIB}
+_COMPACT_UNITS = {"b": 1.0, "K": 1024.0, "M": MIB, "G": MIB * 1024.0}
 SUMMARY = re.compile(
     r"^(?P<bytes>%s) bytes? transferred(?: in (?P<seconds>%s) seconds?"
-    r"(?: \((?:%s|(?P<crate>%s)(?P<cunit>[bKM])/s|(?P<grate>[0-9.e+-]+) bytes/s)\))?)?\s*$" % (INT, INT, RATE, NUM),
+    r"(?: \((?:%s|(?P<crate>%s)(?P<cunit>[bKMG])/s|(?P<grate>[0-9.e+-]+) bytes/s)\))?)?\s*$" % (INT, INT, RATE, NUM),
     re.MULTILINE)
 # mget/mput with several files: "Total N files transferred" (CopyJobEnv::SayFinal)
 FILES_TOTAL = re.compile(r"^Total (?P<files>%s) files? transferred\s*$" % INT, re.MULTILINE)
@@ -93,7 +96,8 @@ def parse(text, source="<content>"):
     summaries = list(SUMMARY.finditer(text))
     errors = [m.group(0).strip() for m in ERROR.finditer(text)]
     errors += [m.group(0).strip() for m in FAILED_FILES.finditer(text)]
-    if not logs and not summaries:
+    files_totals = [to_number(m.group("files"), TOOL, source, "files", integer=True) for m in FILES_TOTAL.finditer(text)]
+    if not logs and not summaries and not files_totals:
         if errors:
             raise ParseError(TOOL, source, "no transfer; lftp said: %s" % "; ".join(errors))
         if re.search(r"^Usage: lftp ", text, re.MULTILINE):
@@ -140,16 +144,18 @@ def parse(text, source="<content>"):
                               "rate_bytes_per_s": rate,
                               "seconds": entry["bytes"] / rate if rate else None, "logged_at": None})
     details["transfers"] = transfers
-    files_total = FILES_TOTAL.search(text)
-    details["files_total"] = int(files_total.group("files")) if files_total else None
+    # An mget/mput says how many files it moved; a get/put of one file says nothing (one log or summary line each).
+    details["files_total"] = sum(files_totals) if files_totals else None
 
     directions = sorted(set(t["direction"] for t in transfers if t["direction"]))
     metrics["direction"] = directions[0] if len(directions) == 1 else ("mixed" if directions else None)
     metrics["transfers"] = len(transfers)
+    metrics["files_transferred"] = (details["files_total"] if files_totals
+                                    else len(logs) if logs else len(summaries))
     total_bytes = sum(t["bytes"] for t in transfers)
     metrics["transferred_bytes"] = total_bytes
     timed = [t for t in transfers if t["seconds"] is not None]
-    metrics["transfer_s"] = sum(t["seconds"] for t in timed) if len(timed) == len(transfers) else None
+    metrics["transfer_s"] = sum(t["seconds"] for t in timed) if timed and len(timed) == len(transfers) else None
     metrics["rate_mib_s"] = (total_bytes / metrics["transfer_s"] / MIB) if metrics["transfer_s"] else None
     for direction in ("get", "put"):
         chosen = [t for t in transfers if t["direction"] == direction]
@@ -163,7 +169,11 @@ def parse(text, source="<content>"):
 
     if errors:
         invalidate(result, "lftp reported: %s" % "; ".join(errors))
-    if metrics["transfer_s"] is None:
+    if not transfers:
+        invalidate(result, "only 'Total %d files transferred' and no 'N bytes transferred' line: lftp prints "
+                           "that when the files held no byte (empty files), so there is no rate to measure"
+                   % details["files_total"])
+    elif metrics["transfer_s"] is None:
         invalidate(result, "no transfer time: a transfer without rate in the log (below 1 B/s) or only "
                            "'N bytes transferred' lines of transfers shorter than 1 s")
     if total_bytes == 0:

@@ -208,8 +208,8 @@ def parse(text, source="<content>"):
                 break
     metrics["test"] = test if test else "unknown"
     if test is None:
-        warn(result, "unrecognised sysbench test (no cpu/memory/fileio/SQL block): only the common statistics "
-                     "were parsed")
+        warn(result, "unrecognised sysbench test (no cpu/memory/fileio/SQL block; sysbench 1.0's threads and mutex "
+                     "tests print none and are not named in their output): only the common statistics were parsed")
 
     threads = re.search(r"^Number of threads: (%s)\s*$" % INT, text, re.MULTILINE)
     metrics["threads"] = to_number(threads.group(1), TOOL, source, "threads", integer=True) if threads else None

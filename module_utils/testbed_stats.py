@@ -530,6 +530,9 @@ def fidelity_check(direct, harness, tolerance_pct=5.0, direct_scale=1.0, direct_
                    harness_label="the harness", unit="", filter_name="fidelity_check"):
     """Compare a tool run by hand (``direct`` values x ``direct_scale``) with the harness's figures.
 
+    The experiments' fidelity checks use ``testbed_fidelity.fidelity`` (interleaved pairs, a paired
+    equivalence test) instead: this mean-against-mean comparison has no interval and no pairing.
+
     Both are lists of one metric in the same unit once scaled.  Returns
     ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, direct_n,
     harness_n, harness_spread_pct, direct_spread_pct, sentence}``, where the

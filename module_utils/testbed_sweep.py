@@ -415,6 +415,24 @@ def sweep_unbuilt(hosts, hostvars):
     return sentences
 
 
+def sweep_unreachable_problems(hosts, hostvars, register, label):
+    """One health problem ``{component, evidence}`` per host of ``hosts`` whose own ``ping``
+    (registered as ``register`` with ``ignore_unreachable``) did not answer during ``label``.
+
+    A host without that registered result (the ping was skipped) is not judged.
+    """
+    if isinstance(hosts, (str, bytes)) or not isinstance(hosts, (list, tuple)):
+        _fail("sweep_unreachable_problems", f"expected a list of inventory host names, got {hosts!r}")
+    problems = []
+    for host in hosts:
+        result = (hostvars[host] if host in hostvars else {}).get(register)
+        if not isinstance(result, dict) or result.get("skipped") or result.get("ping") == "pong":
+            continue
+        evidence = _short(str(result.get("msg") or "no answer"), 300)
+        problems.append({"component": f"host {host} (stopped answering during {label})", "evidence": evidence})
+    return problems
+
+
 # The exit status of an experiment playbook (README "Exit status"; callback_plugins/testbed_exit.py).
 # 0, 2 (a task failed that is none of these), 4 (a host unreachable) and 99 (interrupted) are
 # ansible-playbook's own; the testbed adds its outcomes above them.

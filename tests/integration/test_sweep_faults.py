@@ -146,3 +146,56 @@ def test_exit_status_says_how_the_run_ended(tmp_path):
     (superseded,) = glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "superseded" / "c__rep1.1" / "c__rep1.json"))
     assert json.load(open(superseded))["valid"] is False
 
+
+
+def test_a_host_that_stops_answering_during_a_point_is_a_fault(tmp_path):
+    """The toy node (a delegated host) becomes unreachable during b__rep1: the point does not end the
+    play - it is stored as a fault naming the host, the node is brought back, b is measured again."""
+    proc = play(tmp_path, "-e", '{"fault_toy_break": [], "fault_toy_unreachable": ["b__rep1"]}')
+    assert_ok(proc)
+    found = docs(tmp_path)
+    assert set(found) == {"a__rep1", "b__rep1", "c__rep1", "b__fault1__rep1"}, why(proc)
+    fault = found["b__fault1__rep1"]
+    assert fault["verdict"] == "fault" and fault["planned_point_id"] == "b__rep1"
+    components = [problem["component"] for problem in fault["evidence"]]
+    assert components == ["toy node"], fault["evidence"]
+    assert "Connection refused" in fault["evidence"][0]["evidence"] or "port 1" in fault["evidence"][0]["evidence"]
+    assert any("the point did not complete: task 'Measure'" in reason for reason in fault["reasons"]), fault["reasons"]
+    assert all(found[p]["valid"] is True for p in ("a__rep1", "b__rep1", "c__rep1"))
+    assert "Pass 2: measuring again 1" in proc.stdout
+
+
+def test_the_play_host_itself_stopping_is_a_fault_and_cleanup_runs_when_it_stays_away(tmp_path):
+    """The play's own host (like the storage node) stops answering: a fault, recovered and measured
+    again; when it does not come back the run stops naming it (exit 11), after cleanup and the report."""
+    proc = play(tmp_path, "-e", '{"fault_toy_break": [], "fault_toy_unreachable": ["a__rep1"]}',
+                "-e", "fault_toy_play_host=fault-toy-guest")
+    assert_ok(proc)
+    found = docs(tmp_path)
+    assert set(found) == {"a__rep1", "b__rep1", "c__rep1", "a__fault1__rep1"}, why(proc)
+    hosts = [problem["component"] for problem in found["a__fault1__rep1"]["evidence"]]
+    assert "toy node" in hosts and any(h.startswith("host fault-toy-guest (stopped answering") for h in hosts), hosts
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    stuck = play(gone, "-e", '{"fault_toy_break": [], "fault_toy_unreachable": ["b__rep1"]}',
+                 "-e", "fault_toy_play_host=fault-toy-guest", "-e", "fault_toy_recover_works=false")
+    assert stuck.returncode == 11, why(stuck)
+    assert "Recovery failed: " in stuck.stdout and "fault-toy-guest" in exit_line(stuck) + stuck.stdout
+    assert (gone / "state" / "cleaned").exists()
+    (report,) = glob.glob(str(gone / "results" / "fault_toy" / "*" / "report.md"))   # with what was measured (a)
+    assert "a" in open(report).read()
+
+
+def test_a_point_that_fails_with_the_testbed_sound_stops_naming_the_task(tmp_path):
+    """Not every failure is a lab fault: with every host answering and the health hook content, the
+    play stops (after cleanup and the report) naming the point, the task and its message; the run is
+    incomplete (exit 13), and the same command measures what is missing once the cause is fixed."""
+    proc = play(tmp_path, "-e", '{"fault_toy_break": [], "fault_toy_fail": ["b__rep1"]}')
+    assert proc.returncode == 13, why(proc)
+    assert ("b__rep1" in proc.stdout and "failed at task 'Fail with the testbed sound (fault_toy_fail)'" in proc.stdout
+            and "the toy tool crashed (fault_toy_fail)" in proc.stdout
+            and "the health probe found the testbed sound" in proc.stdout), proc.stdout[-3000:]
+    found = docs(tmp_path)
+    assert "a__rep1" in found and not any(k.startswith("b__") for k in found)
+    assert (tmp_path / "state" / "cleaned").exists()

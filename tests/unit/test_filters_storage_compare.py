@@ -251,15 +251,23 @@ def test_report_tables():
 
 
 def test_fidelity():
-    docs = [_doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 1020.0}}, pattern="read"),
-            _doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 990.0}}, pattern="read", rep=2),
-            _doc("ceph", "fio", {"iops": 10.0}, extra={"fidelity_direct": {"iops": 99.0}}, pattern="read")]
+    """Pairs of the baseline's first fio point; d = +1, -1, 0 %: mean 0, 90 % CI 0 -/+ 2.919986 / sqrt(3) = 1.69."""
+    pairs = [[1000.0, 1010.0], [1000.0, 990.0], [1000.0, 1000.0]]
+    docs = [_doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_pairs": pairs}, pattern="read"),
+            _doc("zfs", "fio", {"iops": 1000.0}, pattern="read", rep=2),
+            _doc("zfs", "copy", {"write_mb_s": 1.0}, extra={"fidelity_pairs": [[1.0, 9.0]] * 3}),
+            _doc("ceph", "fio", {"iops": 10.0}, extra={"fidelity_pairs": [[10.0, 99.0]] * 3}, pattern="read")]
     out = sc.sc_fidelity(docs, "zfs", 5)
-    assert out["passed"] and out["direct_n"] == 2 and out["difference_pct"] == pytest.approx(0.5)
-    assert out["sentence"].startswith("Fidelity check passed: fio run by hand")
-    far = sc.sc_fidelity([_doc("zfs", "fio", {"iops": 1000.0}, extra={"fidelity_direct": {"iops": 1100.0}},
-                               pattern="read")], "zfs", 5)
-    assert not far["passed"] and "FAILED" in far["sentence"]
+    assert out["verdict"] == "equivalent" and out["n"] == 3 and out["ci_pct"] == pytest.approx([-1.685854, 1.685854])
+    assert out["sentence"].startswith("Fidelity: equivalent within \u00b15 % (n=3, mean 0.0 %, 90 % CI "
+                                      "\u22121.7 \u2026 +1.7 %): IOPS of read fio through the harness")
+    far = sc.sc_fidelity([_doc("zfs", "fio", {"iops": 1000.0}, pattern="read",
+                               extra={"fidelity_pairs": [[1000.0, 1100.0], [1000.0, 1110.0], [1000.0, 1090.0]]})],
+                         "zfs", 5)
+    assert far["verdict"] == "different" and "FAILED" not in far["sentence"]
+    few = sc.sc_fidelity([_doc("zfs", "fio", {"iops": 1.0}, pattern="read",
+                               extra={"fidelity_pairs": [[1000.0, 1100.0], [None, 1110.0]]})], "zfs", 5)
+    assert few["verdict"] == "not enough pairs" and few["dropped"] == 1
     assert sc.sc_fidelity(docs, "ceph-missing") == {}
 
 

@@ -13,6 +13,7 @@ from ansible.module_utils.testbed_sweep import (
     sweep_result_lines,
     sweep_segments,
     sweep_unbuilt,
+    sweep_unreachable_problems,
     workload_result,
 )
 from testbed_sweep import FilterModule  # the filter plugin (filter_plugins/ is on the tests' path)
@@ -150,7 +151,7 @@ def test_delta_seconds():
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
                                              "sweep_result_lines", "delta_seconds", "workload_result",
-                                             "sweep_unbuilt", "sweep_outcome"}
+                                             "sweep_unbuilt", "sweep_outcome", "sweep_unreachable_problems"}
 
 
 RUN = {"tool": "iperf3", "argv": ["env", "LC_ALL=C", "iperf3", "-c", "x"], "host": "h", "rc": 0, "finished": True,
@@ -269,3 +270,19 @@ def test_exit_status(outcome, refused, failed, code):
     assert (message is None) == (code is None)
     assert set(EXIT_CODES.values()) == {0, 10, 11, 12, 13}
 
+
+
+def test_a_host_whose_own_ping_did_not_answer_is_a_problem_named_with_the_point():
+    hostvars = {
+        "node": {"__ping": {"unreachable": True, "msg": "ssh: connect to host 10.0.0.5 port 22: No route to host"}},
+        "client": {"__ping": {"ping": "pong"}},
+        "skipped": {"__ping": {"skipped": True}},
+        "never": {},
+    }
+    problems = sweep_unreachable_problems(["node", "client", "skipped", "never"], hostvars, "__ping", "zfs read rep 1")
+    assert problems == [{"component": "host node (stopped answering during zfs read rep 1)",
+                         "evidence": "ssh: connect to host 10.0.0.5 port 22: No route to host"}]
+    assert sweep_unreachable_problems(["client"], hostvars, "__ping", "x") == []
+    assert FilterModule().filters()["sweep_unreachable_problems"] is sweep_unreachable_problems
+    with pytest.raises(AnsibleFilterError, match="sweep_unreachable_problems: expected a list of inventory host names"):
+        sweep_unreachable_problems("node", hostvars, "__ping", "x")

@@ -425,3 +425,19 @@ def test_fio21_with_error_lines_before_the_json():
     assert result["metrics"]["read_clat_mean_us"] == 255.34
     assert result["details"]["diagnostics"][0].startswith("fio: pid=4242")
     assert any("skipped 1 non-JSON line" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize("name, pattern", [
+    ("terse_randread_psync.txt", r"this is fio's terse output \(--output-format=terse / --minimal, terse version 3\)"),
+    ("normal_randread_psync.txt", r"this is fio's normal human-readable report"),
+])
+def test_other_fio_formats_are_named(name, pattern):
+    """Issue #26 item 4: captured fio-3.33 terse and normal outputs are refused naming the format."""
+    with pytest.raises(ParseError, match=pattern):
+        _parse(name)
+
+
+def test_terse_version_2_has_no_fio_version_field():
+    line = "2;job1;0;0;" + ";".join(["0"] * 60) + "\n"
+    with pytest.raises(ParseError, match="terse version 2"):
+        parse(line, "terse2")

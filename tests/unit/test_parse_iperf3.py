@@ -385,3 +385,18 @@ def test_server_side_json_is_refused():
     doc["start"]["accepted_connection"] = doc["start"].pop("connecting_to")
     with pytest.raises(ParseError, match="iperf3 server's JSON"):
         parse(json.dumps(doc))
+
+
+@pytest.mark.parametrize("text, pattern", [
+    (read_fixture("iperf3", "tcp_2s_text_no_J.txt"), r"this is iperf3's human-readable text report \(the client was "
+                                                     r"run without -J\)"),
+    ("-----------------------------------------------------------\nServer listening on 5201 (test #1)\n"
+     "-----------------------------------------------------------\n", r"the iperf3 server's text report"),
+    ("------------------------------------------------------------\nClient connecting to 10.0.0.2, TCP port 5001\n"
+     "TCP window size: 85.0 KByte (default)\n", r"iperf 2 output"),
+])
+def test_other_iperf_outputs_are_named(text, pattern):
+    """Issue #26 item 4: a refusal names what the input is (captured iperf3 3.12 text report; iperf 2 / server
+    banners as src/iperf_locale.c and iperf 2's Locale.c print them)."""
+    with pytest.raises(ParseError, match=pattern):
+        parse(text, "other")

@@ -105,6 +105,8 @@ def test_module_and_tool_parse():
     ("55.59M/s", 55.59 * 1048576),     # Speedometer::GetStr of older lftp
     ("512.3K/s", 512.3 * 1024),
     ("900b/s", 900.0),
+    ("512.0K/s", 512.0 * 1024),
+    ("1.25G/s", 1.25 * 1024 ** 3),     # no lftp source read prints G/s; read as 1024**3 all the same
     ("1.1e+06 bytes/s", 1.1e6),        # lftp 2.x: %g bytes/s
     ("55.59 MiB/s", 55.59 * 1048576),  # lftp 4.x (captured fixtures), for comparison
 ])
@@ -120,3 +122,26 @@ def test_an_mget_summary_counts_its_files():
     text = ("4194304 bytes transferred in 1 second (4.00M/s)\nTotal 4 files transferred\n")
     result = parse(text, "mget")
     assert result["details"]["files_total"] == 4 and result["metrics"]["transferred_bytes"] == 4194304
+    assert result["metrics"]["files_transferred"] == 4 and result["metrics"]["transfer_s"] == pytest.approx(1.0)
+    assert result["valid"] is True
+
+
+def test_the_brief_older_lftp_line_is_read_not_refused():
+    """The line of issue #26 item 4: refused before with 'no ... bytes transferred line'."""
+    result = parse("1048576 bytes transferred in 2 seconds (512.0K/s)\n", "old")
+    m = result["metrics"]
+    assert (m["transferred_bytes"], m["transfer_s"], m["rate_mib_s"]) == (1048576, pytest.approx(2.0), 0.5)
+    assert m["files_transferred"] == 1 and result["valid"] is True
+
+
+def test_an_mget_of_empty_files_prints_only_the_total():
+    """CopyJobEnv::SayFinal prints no bytes line when 0 bytes moved, only 'Total N files transferred'."""
+    result = parse("Total 4 files transferred\n", "mget-empty")
+    m = result["metrics"]
+    assert (m["files_transferred"], m["transfers"], m["transferred_bytes"], m["transfer_s"]) == (4, 0, 0, None)
+    assert result["valid"] is False and "Total 4 files transferred" in result["reasons"][0]
+
+
+def test_files_transferred_of_single_gets_counts_their_lines():
+    assert _parse("lftp-get-put-50m.txt")["metrics"]["files_transferred"] == 2
+    assert parse("52428800 bytes transferred in 2 seconds (33.03 MiB/s)\n")["metrics"]["files_transferred"] == 1

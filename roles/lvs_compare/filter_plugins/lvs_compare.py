@@ -24,7 +24,12 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   (module_utils/testbed_timetable.py);
 * ``lvs_clock_note``: the report's sentence on clock offsets and drift;
 * ``lvs_in_flight``: the points whose load ran but that are not stored yet,
-  as the sweep stores them when a lab fault finds them in flight.
+  as the sweep stores them when a lab fault finds them in flight;
+* ``lvs_hand_commands``: the httperf command lines the load runner
+  (roles/lvs_client, ``lvs-httperf-run``) runs on one client for a point, for
+  the fidelity check's run by hand (tasks/fidelity_pair.yml);
+  ``lvs_hand_result``: those runs' reports, parsed and added up;
+  ``lvs_fidelity_pair``: one ``[hand, harness]`` pair of the fidelity check.
 """
 
 import ipaddress
@@ -53,6 +58,9 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.module_utils.testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
+from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
+from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
+from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
 from ansible.module_utils.testbed_timetable import (  # noqa: E402
     TimetableError,
     estimate_period,
@@ -526,6 +534,139 @@ def lvs_collected(hostvars, role_of, director, var="lvs_compare_step"):
             "switch_table": (table or "").strip() or None}
 
 
+# ---------------------------------------------------------------------------
+# The fidelity check (tasks/fidelity.yml, fidelity_pair.yml)
+# ---------------------------------------------------------------------------
+
+def lvs_hand_commands(point, clients, host_index, server, port=80, uri="/", timeout=5, hog=True,
+                      processes="auto", max_rate_per_process=1000, httperf="httperf"):
+    """The httperf command lines the load runner runs on one client for ``point``, to start them by hand.
+
+    The same split as ``lvs-httperf-run`` (roles/lvs_client/files; tests/unit/test_filters_lvs.py runs the
+    runner and compares): the point's total rate R and connection count N over H client hosts
+    (``clients``) x P processes each (``processes``, ``auto`` as ``lvs_processes``: none above
+    ``max_rate_per_process``); process i (0-based over every host; this host's are
+    ``host_index`` x P ...) gets R / (H x P) conn/s, N / (H x P) connections (the remainder to the
+    first ones) and ``--client=i/(H x P)``. ``point`` is a planned point (its ``parameters``) or
+    the parameters ``{rate, num_conns}``. Returns this host's ``[{index, num_conns, rate_per_s,
+    expected_s, command}]`` (``command`` an argv list; ``expected_s`` = connections / rate + timeout).
+    """
+    fname = "lvs_hand_commands"
+    params = point.get("parameters", point) if isinstance(point, dict) else None
+    if not isinstance(params, dict) or "rate" not in params or "num_conns" not in params:
+        _fail(fname, f"point must be a planned point with parameters rate and num_conns, got {point!r}")
+    rate = _number(fname, params["rate"], "the point's rate")
+    num_conns = _number(fname, params["num_conns"], "the point's num_conns")
+    hosts = int(_number(fname, clients, "clients"))
+    index_of_host = int(_number(fname, host_index, "host_index"))
+    if rate <= 0 or num_conns < 1 or num_conns != int(num_conns):
+        _fail(fname, f"the point's rate must be > 0 and num_conns a whole number >= 1, got {params!r}")
+    if hosts < 1 or not 0 <= index_of_host < hosts:
+        _fail(fname, f"host_index must lie in [0, clients), got {host_index!r} of {clients!r} client(s)")
+    per_host = lvs_processes(rate, hosts, processes, max_rate_per_process)
+    total = hosts * per_host
+    num_conns = int(num_conns)
+    if num_conns < total:
+        _fail(fname, f"num_conns {num_conns} is smaller than the {total} httperf processes (the load runner refuses it too)")
+    base, extra = divmod(num_conns, total)
+    share_rate = rate / total
+    timeout = _number(fname, timeout, "timeout")
+    out = []
+    for local in range(per_host):
+        index = index_of_host * per_host + local
+        conns = base + (1 if index < extra else 0)
+        command = [str(httperf), "--server", str(server), "--port", str(int(_number(fname, port, "port"))),
+                   "--uri", str(uri), "--num-conns", str(conns), "--rate", "%.6g" % share_rate,
+                   "--timeout", "%g" % timeout, "--client=%d/%d" % (index, total)]
+        if _bool(hog):
+            command.insert(1, "--hog")
+        out.append({"index": index, "num_conns": conns, "rate_per_s": float("%.6g" % share_rate),
+                    "expected_s": conns / share_rate + timeout, "command": command})
+    return out
+
+
+def _bool(value):
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def _host_var(hostvars, host, var):
+    try:
+        facts = hostvars[host]
+    except (KeyError, TypeError):
+        return None
+    value = facts.get(var) if hasattr(facts, "get") else None
+    return value if isinstance(value, dict) else None
+
+
+def lvs_hand_result(hostvars, clients, var="__lvs_compare_hand", metric="connection_rate_per_s", min_rate_ratio=0.9,
+                    max_error_pct=1.0, max_client_cpu_pct=95.0):
+    """The run by hand of the fidelity check, as its operator reads it: each httperf report's figure, added up.
+
+    ``clients``: the client hosts; ``var``: each one's registered ``async_status`` loop over its
+    processes (an item's ``item.item`` is the ``lvs_hand_commands`` entry it started). Every report
+    is parsed by the httperf parser with the process's own requested rate and the sweep's
+    thresholds (the same verdict a harness process gets), and ``metric`` - a rate or a count: it
+    is summed - is added up over every process of every client. Returns ``{valid, metrics:
+    {metric}, reasons, processes}`` (``fidelity_value`` reads it): not valid when a client has no
+    result, a process did not finish, exited non-zero, gave an unusable or invalid report, or
+    lacks the metric.
+    """
+    reasons, total, processes = [], 0.0, 0
+    for host in clients or []:
+        step = _host_var(hostvars, host, var)
+        if step is None or step.get("skipped") or step.get("unreachable") or not isinstance(step.get("results"), list) \
+                or not step["results"]:
+            reasons.append(f"{host}: no run by hand (the client was skipped, unreachable or started nothing)")
+            continue
+        for item in step["results"]:
+            started = item.get("item") if isinstance(item.get("item"), dict) else {}
+            entry = started.get("item") if isinstance(started.get("item"), dict) else {}
+            label = f"{host} process {entry.get('index', '?')}"
+            processes += 1
+            if item.get("skipped") or not item.get("finished") or item.get("unreachable"):
+                reasons.append(f"{label}: httperf did not start or did not finish "
+                               f"({item.get('msg') or started.get('msg') or 'no answer'})")
+                continue
+            if item.get("rc") != 0:
+                reasons.append(f"{label}: httperf exited with status {item.get('rc')} "
+                               f"({' '.join(str(item.get('stderr') or '').split())[:200]})")
+                continue
+            try:
+                parsed = parse_httperf(item.get("stdout") or "", source=label, requested_rate=entry.get("rate_per_s"),
+                                       min_rate_ratio=min_rate_ratio, max_client_cpu_pct=max_client_cpu_pct,
+                                       max_error_pct=max_error_pct)
+            except ParseError as exc:
+                reasons.append(f"{label}: unusable report ({exc})")
+                continue
+            if not parsed.get("valid"):
+                reasons.append(f"{label}: " + "; ".join(parsed.get("reasons") or ["judged invalid"]))
+                continue
+            value = (parsed.get("metrics") or {}).get(metric)
+            if value is None:
+                reasons.append(f"{label}: its report gives no {metric}")
+                continue
+            total += float(value)
+    if not processes and not reasons:
+        reasons.append("no client ran httperf by hand")
+    return {"valid": not reasons, "metrics": {metric: round(total, 4) if not reasons else None},
+            "reasons": reasons, "processes": processes}
+
+
+def lvs_fidelity_pair(hand, harness, metric="connection_rate_per_s", hand_switched=True, harness_switched=True):
+    """One pair of the fidelity check: ``[hand, harness]`` values of ``metric``; a side is null when its run failed.
+
+    ``hand``: ``lvs_hand_result``'s answer; ``harness``: the ``lvs_point`` answer (``store: false``)
+    for the harness's run of the same point. A side is null (the pair is left out and counted by
+    ``fidelity_from_points``) when its run was not valid or gave no value, or when the director's
+    switch before it (scheduler set, counters zeroed) failed (``hand_switched`` /
+    ``harness_switched`` false).
+    """
+    return [fidelity_value(hand, metric) if _bool(hand_switched) else None,
+            fidelity_value(harness, metric) if _bool(harness_switched) else None]
+
+
 class FilterModule:
     """Filters of the LVS experiment role."""
 
@@ -550,4 +691,7 @@ class FilterModule:
             "lvs_probe_command": lvs_probe_command,
             "lvs_health": lvs_health,
             "lvs_in_flight": lvs_in_flight,
+            "lvs_hand_commands": lvs_hand_commands,
+            "lvs_hand_result": lvs_hand_result,
+            "lvs_fidelity_pair": lvs_fidelity_pair,
         }

@@ -5,7 +5,7 @@
 
 * ``nfv_point``: one point's result (metrics with units, verdict, sources,
   raw outputs) from the tool runs of that point;
-* ``nfv_fidelity``: the harness's baseline throughput against iperf3 run by hand.
+* ``nfv_fidelity``: the harness's baseline throughput against iperf3 run by hand (interleaved pairs, TOST).
 
 Pure functions (tests/unit/test_filters_nfv.py); bad input raises
 ``AnsibleFilterError`` naming the filter and the bad value. The statistics
@@ -33,6 +33,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
+from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_stats as stats  # noqa: E402
 
 
@@ -175,17 +176,17 @@ def nfv_study_tables(docs, scenarios, baseline="baseline", include_invalid=False
     return {"tables": tables, "derived": derived, "notes": notes, "cpu_keys": cpu_keys}
 
 
-def nfv_fidelity(direct, harness, tolerance_pct=5.0, direct_scale=1.0):
-    """Compare iperf3 run by hand (``direct`` values x ``direct_scale`` = Gbit/s) with the
-    harness's baseline throughputs (Gbit/s): the shared ``fidelity_check``.
+def nfv_fidelity(documents, tolerance_pct=5.0, alpha=0.05):
+    """The fidelity check: iperf3 by hand and through the harness in interleaved pairs (``fidelity_from_points``).
 
-    Returns ``{direct_mean, harness_mean, difference_pct, tolerance_pct, passed, sentence, ...}``
-    where difference = pct_change(direct mean, harness mean).
+    The pairs are ``extra.fidelity_pairs`` (``[hand, harness]`` Gbit/s) of the valid baseline points
+    (tasks/direct.yml fills them after the first one).  Returns ``fidelity_from_points``'s result
+    (verdict, n, mean difference, 90 % interval, sentence), or ``{}`` when the run has no pairs.
     """
-    return stats.fidelity_check(
-        direct, harness, tolerance_pct, direct_scale,
-        direct_label="iperf3 run directly (plain docker exec, no harness) on the baseline's client and backend",
-        harness_label="the harness's baseline", unit="Gbit/s", filter_name="nfv_fidelity")
+    return fidelity.fidelity_from_points(
+        documents, "baseline", tolerance_pct, alpha,
+        what="Gbit/s of iperf3 through the harness against iperf3 run directly (plain docker exec) on the baseline's "
+             "client and backend, harness/hand \u2212 1 over interleaved pairs")
 
 
 _PEER = re.compile(r"Accepted connection from ([0-9.]+)")
@@ -213,8 +214,9 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
     ``runs``: ``{iperf3, ping, sockperf}`` results of the testbed_workload role
     (``ping`` absent or None where ICMP cannot cross the chain) and ``cpu``,
     the registered ``cpu_sample`` result.  ``scenario`` is the scenario of
-    ``nfv_topology``; ``direct`` the fidelity pair's direct iperf3 run (or
-    None).  Returns ``{point, metrics, valid, reasons, warnings, sources, raw,
+    ``nfv_topology``; ``direct`` the fidelity pairs of the point (``{command,
+    rc, pairs: [[hand, harness] Gbit/s], raws: [hand run stdout]}``, or None):
+    ``extra.fidelity_pairs`` and raw files ``direct-iperf3-N.json``.  Returns ``{point, metrics, valid, reasons, warnings, sources, raw,
     extra, environment, started_at, finished_at, load_s, summary}``: Gbit/s
     from iperf3's bit/s, ms from sockperf's microseconds, the CPU of every
     container of the scenario (null where not sampled), and a reason for
@@ -290,8 +292,10 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
            "cpu.json": _json_text((cpu_run.get("ansible_facts") or {}).get("cpu_sample", cpu_run))}
     if icmp:
         raw["ping.txt"] = (ping_run or {}).get("stdout") or ""
-    if direct:
-        raw["direct-iperf3.json"] = direct.get("raw") or ""
+    if direct and direct.get("raw"):
+        raw["direct-iperf3.json"] = direct["raw"]
+    for number, text in enumerate((direct or {}).get("raws") or [], start=1):
+        raw[f"direct-iperf3-{number}.json"] = text or ""
     load_s = sum(r.get("duration_s") or 0 for r in (iperf3_run, ping_run or {}, sockperf_run))
 
     def fmt(value, pattern):
@@ -305,7 +309,8 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
         "point": point, "metrics": metrics, "valid": valid, "reasons": reasons, "warnings": warnings,
         "sources": sources, "raw": raw, "environment": environment,
         "extra": {"scenario": scenario, "cgroups": cgroups,
-                  "fidelity_direct": {k: v for k, v in direct.items() if k != "raw"} if direct else None},
+                  "fidelity_direct": {k: v for k, v in direct.items() if k not in ("raw", "raws", "pairs")} if direct else None,
+                  "fidelity_pairs": direct.get("pairs") if direct else None},
         "started_at": started_at, "finished_at": finished_at, "load_s": round(load_s, 3), "summary": summary,
     }
 

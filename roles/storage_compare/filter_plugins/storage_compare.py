@@ -41,7 +41,7 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.module_utils import storage_compare_fileset as fileset  # noqa: E402
-from ansible.module_utils import testbed_stats as stats  # noqa: E402
+from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
 VARIANTS = ("zfs", "ceph")
@@ -481,24 +481,20 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
     return tables
 
 
-def sc_fidelity(documents, baseline, tolerance_pct=5.0):
-    """The fidelity check: fio run by hand on the same device beside the harness's figure (filter fidelity_check).
+def sc_fidelity(documents, baseline, tolerance_pct=5.0, alpha=0.05):
+    """The fidelity check: fio by hand and fio through the harness, in interleaved pairs (``fidelity_from_points``).
 
-    Pairs are the valid fio points of ``baseline`` that carry ``extra.fidelity_direct.iops``.
-    Returns fidelity_check's result, or ``{}`` when the run has no pair.
+    The pairs are ``extra.fidelity_pairs`` (``[hand, harness]`` IOPS) of the valid fio points of
+    ``baseline`` (tasks/fidelity_pair.yml fills them after the first fio point).  Returns
+    ``fidelity_from_points``'s result (verdict, n, mean difference, 90 % interval, sentence), or ``{}``
+    when the run has no pairs.
     """
-    pairs = [d for d in documents or [] if isinstance(d, dict) and d.get("variant") == baseline and d.get("valid")
-             and (d.get("parameters") or {}).get("workload") == "fio"
-             and ((d.get("extra") or {}).get("fidelity_direct") or {}).get("iops") is not None
-             and (d.get("metrics") or {}).get("iops") is not None]
-    if not pairs:
-        return {}
-    pattern = pairs[0]["parameters"].get("pattern")
-    return stats.fidelity_check([d["extra"]["fidelity_direct"]["iops"] for d in pairs],
-                                [d["metrics"]["iops"] for d in pairs], tolerance_pct,
-                                direct_label=f"fio run by hand (a plain command, no harness) on the same {baseline} device",
-                                harness_label=f"the harness's {pattern} figure", unit="IOPS",
-                                filter_name="sc_fidelity")
+    points = [d for d in documents or [] if isinstance(d, dict) and (d.get("parameters") or {}).get("workload") == "fio"]
+    pattern = next(((d.get("parameters") or {}).get("pattern") for d in points
+                    if d.get("variant") == baseline and (d.get("extra") or {}).get("fidelity_pairs")), None)
+    what = (f"IOPS of {pattern} fio through the harness against fio run by hand (a plain command) on the same "
+            f"{baseline} device, harness/hand − 1 over interleaved pairs, caches emptied before each run")
+    return fidelity.fidelity_from_points(points, baseline, tolerance_pct, alpha, what=what)
 
 
 def _ceph_status(stdout):
