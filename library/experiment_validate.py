@@ -86,11 +86,15 @@ options:
   host_vars:
     description:
       - Host variables every host of a group must have, each a mapping with C(group) and C(var),
-        C(check) (C(present), the default; C(ipv4); or C(ipv4_in_network)), C(required) (default
+        C(check) (C(present), the default; C(ipv4); C(ipv4_in_network); C(equals); or C(differs)), C(required) (default
         true; false checks only the hosts that define it), and for C(ipv4_in_network) C(network)
         (C(address/prefix), or an address plus C(prefix_length)), C(network_var) (the variable
         that gave it, named in the message) and C(network_description) (for example
         C(the director's private network)). C(unique) true also refuses two hosts of the group with the same value.
+        C(equals) compares each host's value (or C(default) when the host sets none) with C(value), another role's
+        setting named by C(value_var), and says C(reason) when they differ (a cross-role check). C(differs) refuses
+        a host whose value (or C(default)) equals its own C(other_var), for example a service port that is the
+        host's C(ansible_port).
     type: list
     elements: dict
     default: []
@@ -100,6 +104,27 @@ options:
         ignored) are checked too, and C(<role>_) is one more prefix for misspelt names.
     type: dict
     default: {}
+  builder_constraints:
+    description:
+      - Builder role name -> its C(meta/testbed_constraints.yml) (when it has one), the ranges, patterns, formats
+        and refused values of the builder's settings, in the experiment constraints' format (the experiment's own
+        constraints win for a name both declare).
+    type: dict
+    default: {}
+  host_values:
+    description:
+      - Host name -> the spec's (and the builders') variables that host defines, as it sees them (its group_vars
+        and host_vars). A value that differs from I(values) is checked too, once per distinct value, and a
+        problem names the hosts that have it.
+    type: dict
+    default: {}
+  assertions:
+    description:
+      - Conditions across settings, evaluated by the play, each C({that, msg}); when C(that) is false, C(msg) (one
+        sentence that says what to change) is one more problem.
+    type: list
+    elements: dict
+    default: []
   max_hosts:
     description:
       - Group name -> the most hosts of it the experiment uses; a group with more is refused (no host is silently
@@ -214,6 +239,9 @@ def main():
             hosts=dict(type="dict", default={}),
             max_hosts=dict(type="dict", default={}),
             builder_specs=dict(type="dict", default={}),
+            builder_constraints=dict(type="dict", default={}),
+            assertions=dict(type="list", elements="dict", default=[]),
+            host_values=dict(type="dict", default={}),
             exclusive_groups=dict(type="list", elements="list", default=[]),
             experiment=dict(type="str", default="the experiment"),
             docs=dict(type="str", default="the experiment role's README.md"),
@@ -227,7 +255,8 @@ def main():
             spec=options, constraints=p["constraints"], values=p["values"], all_vars=p["all_vars"],
             prefixes=p["prefixes"], known=p["known"], required_vars=p["required_vars"], groups=p["groups"],
             required_groups=p["required_groups"], host_vars=p["host_vars"], hosts=p["hosts"], docs=p["docs"],
-            max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"], builder_specs=p["builder_specs"])
+            max_hosts=p["max_hosts"], exclusive_groups=p["exclusive_groups"], builder_specs=p["builder_specs"],
+            builder_constraints=p["builder_constraints"], assertions=p["assertions"], host_values=p["host_values"])
     except SpecError as exc:
         module.fail_json(msg="experiment_validate: the argument spec or constraints of %s are unusable: %s"
                          % (p["experiment"], exc), problems=[])

@@ -16,8 +16,9 @@ Inputs:
   and for strings (or lists of them) ``pattern`` (a regular expression the whole
   value must match) with ``pattern_meaning`` (what it stands for, named in the
   sentence), ``format`` (``ipv4``: an IPv4 address; ``absolute_path``: an
-  absolute path other than ``/``) and, for any scalar, ``not_in`` (values that
-  are refused) with ``not_in_reason``.
+  absolute path other than ``/``), ``allow_empty`` (an empty string, the
+  setting's "none" or "automatic", passes the pattern and the format) and, for
+  any scalar, ``not_in`` (values that are refused) with ``not_in_reason``.
   They live in their own file because ansible-lint's schema of argument_specs
   rejects unknown keys in an option and at the file's top level (ansible-core
   itself ignores both);
@@ -44,11 +45,11 @@ TYPES = ("str", "int", "float", "bool", "list", "dict", "path", "raw")
 UNCHECKED_TYPES = ("jsonarg", "json", "bytes", "bits")
 NUMERIC_CONSTRAINTS = ("minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "integer")
 LIST_CONSTRAINTS = ("min_items", "max_items", "unique")
-TEXT_CONSTRAINTS = ("pattern", "pattern_meaning", "format")
+TEXT_CONSTRAINTS = ("pattern", "pattern_meaning", "format", "allow_empty")
 VALUE_CONSTRAINTS = ("not_in", "not_in_reason")
 CONSTRAINTS = NUMERIC_CONSTRAINTS + LIST_CONSTRAINTS + TEXT_CONSTRAINTS + VALUE_CONSTRAINTS
 FORMATS = {"ipv4": "an IPv4 address such as 10.0.0.1", "absolute_path": "an absolute path other than /"}
-HOST_CHECKS = ("present", "ipv4", "ipv4_in_network")
+HOST_CHECKS = ("present", "ipv4", "ipv4_in_network", "equals", "differs")
 # Keys of one entry point of argument_specs.yml (tells an entry point from an options mapping).
 ENTRY_POINT_KEYS = {"options", "short_description", "description", "author", "version_added", "examples",
                     "seealso", "attributes"}
@@ -126,6 +127,19 @@ def builder_options(builder_specs):
     return options, prefixes
 
 
+def builder_constraint_map(builder_constraints, options):
+    """The builder roles' constraints (role -> its testbed_constraints.yml) as one mapping, checked like the experiment's."""
+    merged = {}
+    for role, constraints in sorted((builder_constraints or {}).items()):
+        if constraints is None:
+            continue
+        if not isinstance(constraints, dict):
+            raise SpecError("the constraints of builder role %s must be a mapping, got %s" % (role, describe(constraints)))
+        for name, rules in constraint_map(constraints, options).items():
+            merged.setdefault(name, rules)
+    return merged
+
+
 def _check_options(options, where):
     if not isinstance(options, dict):
         raise SpecError("options%s must be a mapping of option name to its spec" % where)
@@ -199,6 +213,8 @@ def _check_text_rule(name, key, limit):
         raise SpecError("testbed_constraints.%s.format is %r; known: %s" % (name, limit, ", ".join(FORMATS)))
     elif key == "not_in" and not isinstance(limit, list):
         raise SpecError("testbed_constraints.%s.not_in must be a list of refused values" % name)
+    elif key == "allow_empty" and not isinstance(limit, bool):
+        raise SpecError("testbed_constraints.%s.allow_empty must be true or false" % name)
     elif key in ("pattern_meaning", "not_in_reason") and not isinstance(limit, str):
         raise SpecError("testbed_constraints.%s.%s must be a sentence (a string)" % (name, key))
 
@@ -494,7 +510,7 @@ def _check_text(label, value, rules, name):
     if "not_in" in rules and value in rules["not_in"]:
         reason = rules.get("not_in_reason") or "that value is refused"
         return ["%s is %s: %s; %s." % (label, _short(repr(value)), reason, where)]
-    if not isinstance(value, str):
+    if not isinstance(value, str) or (value == "" and rules.get("allow_empty")):
         return []
     if "pattern" in rules and not re.fullmatch(rules["pattern"], value):
         meaning = rules.get("pattern_meaning") or "a value matching %s" % rules["pattern"]
@@ -560,6 +576,30 @@ def check_values(options, values, constraints=None):
             continue
         found, _problems = check_value(name, opt, values[name], rules.get(name))
         problems.extend(found)
+    return problems
+
+
+def check_host_values(options, values, host_values, constraints=None):
+    """The settings other hosts see differently (their group_vars, host_vars): each distinct value checked once.
+
+    ``host_values`` is host -> {name: value} for the spec's names a host of the experiment defines;
+    a value equal to the play's own (``values``, already checked) is skipped. A problem names the
+    hosts: "lvs_real_server_document_root of host w1 and w2 is '/', ...".
+    """
+    values = values or {}
+    rules = constraint_map(constraints, options)
+    owners = {}
+    for host in sorted(host_values or {}):
+        for name, value in sorted((host_values[host] or {}).items()):
+            if name not in options or (name in values and values[name] == value):
+                continue
+            key = (name, json.dumps(value, sort_keys=True, default=str))
+            owners.setdefault(key, (value, []))[1].append(host)
+    problems = []
+    for (name, _key), (value, hosts) in sorted(owners.items()):
+        found, _converted = check_value(name, options[name], value, rules.get(name))
+        where = "%s of host %s" % (name, " and ".join(hosts))
+        problems.extend(sentence.replace(name, where, 1) for sentence in found)
     return problems
 
 
@@ -673,6 +713,52 @@ def _unique_host_values(group_hosts, hosts, var, group):
         var, value, " and ".join(names), group) for value, names in sorted(owners.items()) if len(names) > 1]
 
 
+def _check_equal_host_values(group_hosts, hosts, req):
+    """Each host's ``var`` (or ``default`` when it sets none) equals ``value`` (another role's setting)."""
+    if "value" not in req:
+        raise SpecError("the equals check of %s (group %s) needs value (and value_var)" % (req["var"], req["group"]))
+    var, group, expected = req["var"], req["group"], req["value"]
+    other = req.get("value_var") or "the expected value"
+    reason = req.get("reason") or "the two settings must agree"
+    differing = {}
+    for host in group_hosts:
+        host_values = hosts.get(host) or {}
+        if var in host_values and host_values[var] not in (None, ""):
+            value = host_values[var]
+        elif "default" in req:
+            value = req["default"]
+        else:
+            continue
+        if str(value).strip() != str(expected).strip():
+            differing.setdefault(str(value).strip(), []).append(host)
+    # One sentence per differing value, naming every host that has it.
+    return ["%s of host%s %s (group %s) is %s, but %s is %s: %s; set both to the same value %s." % (
+        var, "s" if len(names) > 1 else "", " and ".join(names), group, _short(repr(value)), other,
+        _short(repr(str(expected).strip())), reason, FIX) for value, names in sorted(differing.items())]
+
+
+def _check_differing_host_values(group_hosts, hosts, req):
+    """Each host's ``var`` (or ``default``) differs from the same host's ``other_var`` (e.g. a port vs ansible_port)."""
+    if not req.get("other_var"):
+        raise SpecError("the differs check of %s (group %s) needs other_var" % (req["var"], req["group"]))
+    var, group, other = req["var"], req["group"], req["other_var"]
+    reason = req.get("reason") or "the two must differ"
+    problems = []
+    for host in group_hosts:
+        host_values = hosts.get(host) or {}
+        if var in host_values and host_values[var] not in (None, ""):
+            value = host_values[var]
+        elif "default" in req:
+            value = req["default"]
+        else:
+            continue
+        if other in host_values and host_values[other] not in (None, "") \
+                and str(value).strip() == str(host_values[other]).strip():
+            problems.append("%s of host %s (group %s) is %s, the same as its %s: %s; choose another value %s." % (
+                var, host, group, _short(repr(value)), other, reason, FIX))
+    return problems
+
+
 def check_host_vars(groups, requirements, hosts):
     """Host variables each host of a group must have (present, an IPv4 address, inside a network)."""
     problems = []
@@ -692,6 +778,12 @@ def check_host_vars(groups, requirements, hosts):
                 check = "ipv4"
         var, group = req["var"], req["group"]
         where = req.get("network_description") or "the network"
+        if check == "equals":
+            problems.extend(_check_equal_host_values(groups.get(group) or (), hosts, req))
+            continue
+        if check == "differs":
+            problems.extend(_check_differing_host_values(groups.get(group) or (), hosts, req))
+            continue
         if req.get("unique"):
             problems.extend(_unique_host_values(groups.get(group) or (), hosts, var, group))
         for host in groups.get(group) or ():
@@ -717,13 +809,31 @@ def check_host_vars(groups, requirements, hosts):
     return problems
 
 
+def check_assertions(assertions):
+    """Conditions across settings that the play evaluated: ``[{that: bool, msg: sentence}]``; a false one is a problem."""
+    problems = []
+    for item in assertions or ():
+        if not isinstance(item, dict) or "that" not in item or not item.get("msg"):
+            raise SpecError("every assertion needs that (a condition) and msg (its sentence), got %r" % (item,))
+        try:
+            holds = convert(item["that"], "bool")
+        except _Bad:
+            raise SpecError("assertion %r: that must be true or false, got %s" % (item["msg"], describe(item["that"]))) from None
+        if not holds:
+            problems.append(str(item["msg"]).strip())
+    return problems
+
+
 def validate(spec=None, entry_point="main", constraints=None, values=None, all_vars=None, prefixes=None,
              known=None, required_vars=None, groups=None, required_groups=None, host_vars=None, hosts=None,
-             docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None):
+             docs=None, max_hosts=None, exclusive_groups=None, builder_specs=None, builder_constraints=None,
+             assertions=None, host_values=None):
     """Every problem of an experiment's input, in a stable order: groups, host vars, variables."""
     options = spec_options(spec, entry_point)
     extra, builder_prefixes = builder_options(builder_specs)
     options = dict(extra, **options)
+    rules = builder_constraint_map(builder_constraints, options)
+    rules.update(constraint_map(constraints, options))
     prefixes = list(prefixes or ()) + [p for p in builder_prefixes if p not in (prefixes or ())]
     required_groups = list(required_groups or ())
     for req in host_vars or ():
@@ -735,8 +845,10 @@ def validate(spec=None, entry_point="main", constraints=None, values=None, all_v
     problems.extend(check_exclusive_groups(groups, exclusive_groups))
     problems.extend(check_host_vars(groups, host_vars, hosts))
     problems.extend(check_required_vars(required_vars, values))
-    problems.extend(check_values(options, values, constraints))
+    problems.extend(check_values(options, values, rules))
+    problems.extend(check_host_values(options, values, host_values, rules))
     problems.extend(check_unknown(options, all_vars, prefixes or (), known, docs))
+    problems.extend(check_assertions(assertions))
     return problems
 
 

@@ -21,6 +21,8 @@ import re
 import subprocess
 import sys
 
+import yaml
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BIN = os.path.dirname(sys.executable)
 ANSIBLE_PLAYBOOK = os.path.join(BIN, "ansible-playbook")
@@ -192,3 +194,28 @@ def exit_line(proc):
     lines = [line for line in proc.stderr.splitlines() if line.startswith("Exit status ")]
     return lines[-1] if lines else None
 
+
+
+
+UNREACHABLE = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1}
+
+
+def unreachable_inventory(directory, hosts_yml):
+    """An inventory in ``directory`` whose hosts no run can reach: ssh to 127.0.0.1 port 1.
+
+    ``hosts_yml`` is the text of ``hosts.yml`` (``all:`` with its groups and hosts); every host
+    gets :data:`UNREACHABLE` under ``all: vars`` (a host or ``all: vars`` of the text may set
+    more), and the shared defaults are linked as an operator's inventory links them
+    (group_vars/all/000_shared). A test that expects a refusal on the controller then cannot
+    touch any host even if a check were missing. Returns the inventory's path.
+    """
+    directory = os.fspath(directory)
+    os.makedirs(os.path.join(directory, "group_vars", "all"), exist_ok=True)
+    link = os.path.join(directory, "group_vars", "all", "000_shared")
+    if not os.path.lexists(link):
+        os.symlink(os.path.join(ROOT, "group_vars", "all"), link)
+    inventory = yaml.safe_load(hosts_yml)
+    inventory["all"]["vars"] = dict(UNREACHABLE, **(inventory["all"].get("vars") or {}))
+    with open(os.path.join(directory, "hosts.yml"), "w") as handle:
+        yaml.safe_dump(inventory, handle, default_flow_style=False)
+    return directory

@@ -5,9 +5,11 @@ address, a virtual IP that is not an address: each is one sentence, all in one
 run, exit status 10, nothing written. The hosts point at 127.0.0.1 port 1, so a
 run that went past the checks could not reach them anyway.
 """
+import json
 import os
 
-from playbook_run import exit_line, play, why
+import pytest
+from playbook_run import exit_line, play, unreachable_inventory, why
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOSTS = """all:
@@ -47,9 +49,93 @@ def test_wrong_topology_is_named_host_by_host(tmp_path):
 
 def test_builder_role_settings_are_checked_too(tmp_path):
     proc = play("playbooks/lvs-compare.yml", "--tags", "plan", "-e", "lvs_director_shceduler=wlc",
-                "-e", "lvs_real_server_forwarding=banana", results=tmp_path, timeout=300)
+                "-e", "lvs_real_server_web_server=banana", results=tmp_path, timeout=300)
     assert proc.returncode == 10, why(proc)
     last = exit_line(proc)
     assert "unknown variable lvs_director_shceduler: did you mean lvs_director_scheduler?" in last
-    assert "lvs_real_server_forwarding is 'banana', which is not one of nat, dr, tun" in last
+    assert "lvs_real_server_web_server is 'banana', which is not one of" in last
     assert not os.listdir(tmp_path)
+
+
+# One bad input per run, on an inventory no run could reach (127.0.0.1 port 1): each stops in
+# seconds on the controller with exit status 10 and exactly one sentence, nothing written.
+GOOD = {
+    "lvs_director": {"d1": {}},
+    "lvs_real_servers": {"w1": {"lvs_rip": "10.0.2.11"}, "w2": {"lvs_rip": "10.0.2.12"}},
+    "lvs_clients": {"c1": {}},
+}
+
+
+def _hosts(groups, **all_vars):
+    text = {"all": {"vars": dict({"lvs_director_vip": "192.0.2.10", "lvs_director_private_network": "10.0.2.0/24"},
+                                 **all_vars),
+                    "children": {group: {"hosts": hosts} for group, hosts in groups.items()}}}
+    return json.dumps(text)
+
+
+def _with(group, host, **host_vars):
+    groups = json.loads(json.dumps(GOOD))
+    groups[group].setdefault(host, {}).update(host_vars)
+    return groups
+
+
+@pytest.mark.parametrize("groups, extra, sentence", [
+    (GOOD, ["-e", "lvs_director_vip=not-an-ip"],
+     "lvs_director_vip of host d1 (group lvs_director) is the string 'not-an-ip', not an IPv4 address"),
+    (GOOD, ["-e", "lvs_director_forwarding=dr"],
+     "lvs_real_server_forwarding of hosts w1 and w2 (group lvs_real_servers) is 'nat', but lvs_director_forwarding is 'dr': "
+     "the director and its real servers must use one forwarding method (nat, dr or tun)"),
+    (_with("lvs_real_servers", "w2", lvs_real_server_forwarding="tun"), [],
+     "lvs_real_server_forwarding of host w2 (group lvs_real_servers) is 'tun', but lvs_director_forwarding is 'nat'"),
+    (GOOD, ["-e", "lvs_director_shceduler=wlc"],
+     "unknown variable lvs_director_shceduler: did you mean lvs_director_scheduler?"),
+    (_with("lvs_real_servers", "d1", lvs_rip="10.0.2.13"), [],
+     "host d1 is in lvs_director and lvs_real_servers: each host plays one part in this experiment"),
+    (_with("lvs_real_servers", "w2", lvs_rip="10.0.2.11"), [],
+     "lvs_rip is 10.0.2.11 on w1 and w2 (group lvs_real_servers): each host needs its own"),
+    (_with("lvs_real_servers", "w2", lvs_rip="10.9.9.9"), [],
+     "lvs_rip of host w2 (group lvs_real_servers) is 10.9.9.9, outside the director's private network 10.0.2.0/24"),
+    (_with("lvs_director", "d2"), [],
+     "inventory group lvs_director has 2 hosts (d1, d2), but the experiment uses 1"),
+    (GOOD, ["-e", "lvs_director_port=22"], "lvs_director_port is 22: port 22 is sshd's"),
+    (GOOD, ["-e", "lvs_director_vip_prefix=33"], "lvs_director_vip_prefix must be at most 32, got 33"),
+    (GOOD, ["-e", "lvs_director_persistence_s=-1"], "lvs_director_persistence_s must be at least 0, got -1"),
+    (GOOD, ["-e", "lvs_director_rules_file=rules.v4"],
+     "lvs_director_rules_file is 'rules.v4', not an absolute path other than /"),
+    (GOOD, ["-e", "lvs_real_server_document_root=/"],
+     "lvs_real_server_document_root is '/', not an absolute path other than /"),
+    (GOOD, ["-e", "lvs_real_server_gateway=gw"], "lvs_real_server_gateway is 'gw', not an IPv4 address"),
+    (_with("lvs_real_servers", "w2", lvs_real_server_document_root="/"), [],
+     "lvs_real_server_document_root of host w2 is '/', not an absolute path other than /"),
+    (_with("lvs_clients", "c1", lvs_client_nofile=0), [], "lvs_client_nofile of host c1 must be at least 1024, got 0"),
+    (GOOD, ["-e", "lvs_real_server_nginx_worker_connections=0"],
+     "lvs_real_server_nginx_worker_connections must be at least 1, got 0"),
+    (GOOD, ["-e", "lvs_client_nofile=99999999"], "lvs_client_nofile must be at most 1048576, got 99999999"),
+    (GOOD, ["-e", "lvs_client_workdir=tmp"], "lvs_client_workdir is 'tmp', not an absolute path other than /"),
+    (GOOD, ["-e", '{"lvs_compare_rates": [100, 5000000]}'],
+     "lvs_compare_rates item 2 must be at most 1000000, got 5000000"),
+    (GOOD, ["-e", "lvs_compare_repetitions=100000"], "lvs_compare_repetitions must be at most 1000, got 100000"),
+    (GOOD, ["-e", "lvs_compare_num_conns=0"], "lvs_compare_num_conns must be at least 1, got 0"),
+], ids=["vip-not-an-ip", "forwarding-dr-vs-nat", "real-server-tun-vs-nat", "typo-shceduler", "director-is-real-server",
+        "same-lvs_rip", "rip-outside-network", "two-directors", "port-22", "vip-prefix-33", "persistence-negative",
+        "rules-file-relative", "document-root-slash", "gateway-not-an-ip", "host-var-document-root",
+        "host-var-nofile", "nginx-connections-0", "nofile-huge",
+        "client-workdir-relative", "rate-huge", "repetitions-huge", "num-conns-0"])
+def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, groups, extra, sentence):
+    inventory = unreachable_inventory(tmp_path / "inventory", _hosts(groups))
+    results = tmp_path / "results"
+    proc = play("playbooks/lvs-compare.yml", *extra, inventory=inventory, results=results, timeout=300)
+    assert proc.returncode == 10, why(proc)
+    last = exit_line(proc)
+    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
+    assert "1 problem with its input" in last and sentence in proc.stdout, why(proc)
+    assert not results.exists()
+
+
+def test_the_unreachable_inventory_passes_the_checks(tmp_path):
+    """The good inventory of the cases above is valid: each case's refusal is its bad input's."""
+    inventory = unreachable_inventory(tmp_path / "inventory", _hosts(GOOD))
+    proc = play("playbooks/lvs-compare.yml", "--tags", "plan", inventory=inventory, results=tmp_path / "results",
+                timeout=300)
+    assert proc.returncode == 0, why(proc)
+    assert "Plan:" in proc.stdout

@@ -102,3 +102,62 @@ def test_a_second_storage_node_is_refused_not_left_out(tmp_path):
     assert proc.returncode == 10, playbook_run.why(proc)
     assert "inventory group storage_nodes has 2 hosts (node1, node2), but the experiment uses 1" in proc.stdout
     assert not os.path.exists(tmp_path / "results")
+
+
+# One bad input per run, on an inventory no run could reach (127.0.0.1 port 1 over ssh): each stops in
+# seconds on the controller with exit status 10 and exactly one sentence, nothing written.
+NODE = ("{ansible_port: %s, storage_compare_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b],"
+        " storage_wipe_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b]}")
+ONE_NODE = "all:\n  children:\n    storage_nodes:\n      hosts:\n        node1: %s\n" % (NODE % 1)
+TWO_NODES = ONE_NODE + "        node2: %s\n" % (NODE % 1)
+
+
+@pytest.mark.parametrize("hosts, extra, sentence", [
+    (ONE_NODE, '{"storage_compare_fio_block_sizes": ["4k", "banana"]}',
+     "storage_compare_fio_block_sizes item 2 is 'banana', not a block size such as 4k"),
+    (ONE_NODE, '{"storage_compare_fio_iodepths": [1000000]}',
+     "storage_compare_fio_iodepths item 1 must be at most 1024, got 1000000"),
+    (ONE_NODE, "storage_compare_ceph_mon_address=not-an-ip",
+     "storage_compare_ceph_mon_address is 'not-an-ip', not an IPv4 address"),
+    (ONE_NODE, "storage_compare_mountpoint=/", "storage_compare_mountpoint is '/', not an absolute path other than /"),
+    (ONE_NODE, "storage_compare_work_dir=scratch",
+     "storage_compare_work_dir is 'scratch', not an absolute path other than /"),
+    (ONE_NODE, "storage_compare_oltp_port=22", "storage_compare_oltp_port is 22: port 22 is sshd's"),
+    (ONE_NODE, "storage_compare_oltp_port=1",
+     "storage_compare_oltp_port of host node1 (group storage_nodes) is '1', the same as its ansible_port"),
+    (TWO_NODES, "storage_compare_repetitions=1",
+     "inventory group storage_nodes has 2 hosts (node1, node2), but the experiment uses 1"),
+    (ONE_NODE, "storage_compare_repetitions=100000", "storage_compare_repetitions must be at most 1000, got 100000"),
+    (ONE_NODE, "storage_compare_volume_mb=99999999", "storage_compare_volume_mb must be at most 4194304, got 99999999"),
+    (ONE_NODE, "storage_compare_zfs_pool=tank/x", "storage_compare_zfs_pool is 'tank/x', not a plain name"),
+    (ONE_NODE, "storage_compare_oltp_threads=0", "storage_compare_oltp_threads must be at least 1, got 0"),
+    (ONE_NODE, "storage_zfs_volume_size=banana", "storage_zfs_volume_size is 'banana', not a size such as 512M"),
+    (ONE_NODE, "storage_zfs_device_timeout=0", "storage_zfs_device_timeout must be at least 1, got 0"),
+    (ONE_NODE, "storage_zfs_devce_timeout=60", "unknown variable storage_zfs_devce_timeout: did you mean storage_zfs_device_timeout?"),
+    (ONE_NODE, "storage_ceph_mon_address=not-an-ip", "storage_ceph_mon_address is 'not-an-ip', not an IPv4 address"),
+    (ONE_NODE, "storage_ceph_pool_size=100", "storage_ceph_pool_size must be at most 10, got 100"),
+    (ONE_NODE, "storage_ceph_public_network=everything",
+     "storage_ceph_public_network is 'everything', not an IPv4 network such as 10.0.2.0/24"),
+    (ONE_NODE, "storage_disks_zero_mib=0", "storage_disks_zero_mib must be at least 1, got 0"),
+], ids=["block-size-banana", "iodepth-huge", "mon-address", "mountpoint-slash", "work-dir-relative", "oltp-port-22",
+        "oltp-port-is-ansible-port", "two-nodes", "repetitions-huge", "volume-huge", "pool-with-slash", "oltp-threads-0",
+        "zvol-size-banana", "zfs-timeout-0", "zfs-typo", "ceph-mon-address", "ceph-pool-size", "ceph-network",
+        "zero-mib-0"])
+def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, hosts, extra, sentence):
+    inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", hosts)
+    results = tmp_path / "results"
+    proc = playbook_run.play("playbooks/storage-compare.yml", "-e", extra, inventory=inventory, results=results,
+                             timeout=300)
+    assert proc.returncode == 10, playbook_run.why(proc)
+    last = playbook_run.exit_line(proc)
+    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), playbook_run.why(proc)
+    assert "1 problem with its input" in last and sentence in proc.stdout, playbook_run.why(proc)
+    assert not results.exists()
+
+
+def test_the_unreachable_inventory_passes_the_checks(tmp_path):
+    inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", ONE_NODE.replace("ansible_port: 1", "ansible_port: 2"))
+    proc = playbook_run.play("playbooks/storage-compare.yml", "--tags", "plan", inventory=inventory,
+                             results=tmp_path / "results", timeout=300)
+    assert_ok(proc)
+    assert "Plan:" in proc.stdout

@@ -451,3 +451,109 @@ def test_builder_roles_settings_are_checked_without_their_required_flags():
 def test_a_builder_spec_that_is_not_a_whole_file_is_the_authors_mistake():
     with pytest.raises(SpecError, match="builder role x must be a whole argument_specs.yml"):
         validate(spec={}, builder_specs={"x": {"options": {}}})
+
+
+# --- builder roles' own constraints, allow_empty, cross-role host checks, assertions ---------------------------
+
+BUILDER = {"argument_specs": {"main": {"options": {
+    "lvs_director_vip": {"type": "str"},
+    "lvs_director_port": {"type": "int"},
+    "lvs_director_private_network": {"type": "str"},
+}}}}
+BUILDER_RULES = {"testbed_constraints": {
+    "lvs_director_vip": {"format": "ipv4"},
+    "lvs_director_port": {"minimum": 1, "maximum": 65535},
+    "lvs_director_private_network": {"pattern": "[0-9.]+/[0-9]+", "pattern_meaning": "an IPv4 network",
+                                     "allow_empty": True},
+}}
+
+
+def test_builder_roles_constraints_are_checked_too():
+    problems = validate(spec={}, values={"lvs_director_vip": "not-an-ip", "lvs_director_port": 70000},
+                        builder_specs={"lvs_director": BUILDER}, builder_constraints={"lvs_director": BUILDER_RULES})
+    assert problems == [
+        "lvs_director_port must be at most 65535, got 70000: fix it in your inventory's group_vars or with -e.",
+        "lvs_director_vip is 'not-an-ip', not an IPv4 address such as 10.0.0.1: fix it in your inventory's group_vars "
+        "or with -e.",
+    ]
+
+
+def test_the_experiments_constraints_win_over_a_builders():
+    spec = {"lvs_director_port": {"type": "int"}}
+    problems = validate(spec=spec, constraints={"lvs_director_port": {"maximum": 100}},
+                        values={"lvs_director_port": 200}, builder_specs={"lvs_director": BUILDER},
+                        builder_constraints={"lvs_director": BUILDER_RULES})
+    assert problems == ["lvs_director_port must be at most 100, got 200: fix it in your inventory's group_vars or "
+                        "with -e."]
+
+
+def test_a_builders_constraint_for_an_unknown_setting_is_the_authors_mistake():
+    with pytest.raises(SpecError, match="names lvs_director_vipp, which is not an option"):
+        validate(spec={}, builder_specs={"lvs_director": BUILDER},
+                 builder_constraints={"lvs_director": {"testbed_constraints": {"lvs_director_vipp": {"format": "ipv4"}}}})
+
+
+def test_allow_empty_lets_the_empty_string_pass_but_not_a_wrong_value():
+    rules = {"lvs_director_private_network": BUILDER_RULES["testbed_constraints"]["lvs_director_private_network"]}
+    options = BUILDER["argument_specs"]["main"]["options"]
+    assert check_values(options, {"lvs_director_private_network": ""}, rules) == []
+    assert check_values(options, {"lvs_director_private_network": "10.0.2.0/24"}, rules) == []
+    assert check_values(options, {"lvs_director_private_network": "lan"}, rules) == [
+        "lvs_director_private_network is 'lan', not an IPv4 network: fix it in your inventory's group_vars or with -e."]
+    with pytest.raises(SpecError, match="allow_empty must be true or false"):
+        constraint_map({"lvs_director_vip": {"allow_empty": "yes"}}, options)
+
+
+FORWARDING = [{"group": "lvs_real_servers", "var": "lvs_real_server_forwarding", "check": "equals", "default": "nat",
+               "value": "dr", "value_var": "lvs_director_forwarding",
+               "reason": "the director and its real servers must use one forwarding method"}]
+
+
+def test_equals_names_every_host_that_differs_in_one_sentence_per_value():
+    groups = {"lvs_real_servers": ["w1", "w2", "w3"]}
+    hosts = {"w1": {}, "w2": {"lvs_real_server_forwarding": "dr"}, "w3": {"lvs_real_server_forwarding": "tun"}}
+    assert check_host_vars(groups, FORWARDING, hosts) == [
+        "lvs_real_server_forwarding of host w1 (group lvs_real_servers) is 'nat', but lvs_director_forwarding is 'dr': "
+        "the director and its real servers must use one forwarding method; set both to the same value in your "
+        "inventory's group_vars or with -e.",
+        "lvs_real_server_forwarding of host w3 (group lvs_real_servers) is 'tun', but lvs_director_forwarding is 'dr': "
+        "the director and its real servers must use one forwarding method; set both to the same value in your "
+        "inventory's group_vars or with -e.",
+    ]
+    hosts = {"w1": {"lvs_real_server_forwarding": "dr"}, "w2": {"lvs_real_server_forwarding": "dr"},
+             "w3": {"lvs_real_server_forwarding": "dr"}}
+    assert check_host_vars(groups, FORWARDING, hosts) == []
+    with pytest.raises(SpecError, match="needs value"):
+        check_host_vars(groups, [{k: v for k, v in FORWARDING[0].items() if k != "value"}], hosts)
+
+
+def test_differs_refuses_a_port_that_is_the_hosts_ansible_port():
+    req = [{"group": "storage_nodes", "var": "storage_compare_oltp_port", "check": "differs", "other_var": "ansible_port",
+            "default": 3307, "reason": "that is the port Ansible reaches the node through (ssh)"}]
+    groups = {"storage_nodes": ["n1", "n2"]}
+    hosts = {"n1": {"ansible_port": 3307}, "n2": {"ansible_port": 22, "storage_compare_oltp_port": 3307}}
+    assert check_host_vars(groups, req, hosts) == [
+        "storage_compare_oltp_port of host n1 (group storage_nodes) is 3307, the same as its ansible_port: that is the "
+        "port Ansible reaches the node through (ssh); choose another value in your inventory's group_vars or with -e."]
+    with pytest.raises(SpecError, match="needs other_var"):
+        check_host_vars(groups, [dict(req[0], other_var="")], hosts)
+
+
+def test_assertions_add_their_sentence_when_false():
+    assertions = [{"that": True, "msg": "never shown"}, {"that": "false", "msg": "allow it with -e x=true."}]
+    assert validate(spec={}, assertions=assertions) == ["allow it with -e x=true."]
+    with pytest.raises(SpecError, match="needs that"):
+        validate(spec={}, assertions=[{"msg": "no condition"}])
+    with pytest.raises(SpecError, match="that must be true or false"):
+        validate(spec={}, assertions=[{"that": "maybe", "msg": "m"}])
+
+
+def test_values_other_hosts_see_are_checked_once_per_value_naming_the_hosts():
+    options = {"x_root": {"type": "path"}, "x_port": {"type": "int"}}
+    rules = {"x_root": {"format": "absolute_path"}, "x_port": {"maximum": 65535}}
+    host_values = {"w1": {"x_root": "/"}, "w2": {"x_root": "/", "x_port": 80}, "w3": {"x_port": 70000, "y_other": 1}}
+    assert validate(spec=options, constraints=rules, values={"x_port": 80}, host_values=host_values) == [
+        "x_port of host w3 must be at most 65535, got 70000: fix it in your inventory's group_vars or with -e.",
+        "x_root of host w1 and w2 is '/', not an absolute path other than / (the testbed mounts, writes and removes "
+        "there): fix it in your inventory's group_vars or with -e.",
+    ]
