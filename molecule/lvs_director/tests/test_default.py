@@ -100,11 +100,12 @@ def test_traffic_goes_through_ipvs_nat(host):
     kind, value = settled[0].split()
     assert (kind == "tick" and float(value) >= 0) or (kind == "period" and float(value) >= 2.0), settled
     stats = [s for s in sections if s.startswith("ipvsadm-stats")][0]
-    line = [row for row in stats.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    # "-> RS:80 " (the other service's real server is RS:8080)
+    line = [row for row in stats.splitlines() if row.strip().startswith("-> %s:80 " % RS)][0]
     assert int(line.split()[2]) == 5  # Conns column
     assert [s for s in sections if s.startswith("zeroed-at")]
     after = host.run("ipvsadm -Ln --stats --exact").stdout
-    rs_line = [row for row in after.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    rs_line = [row for row in after.splitlines() if row.strip().startswith("-> %s:80 " % RS)][0]
     assert int(rs_line.split()[2]) == 0
     # the testbed zeroed its own service only
     assert conns(host, FOREIGN) >= 3
