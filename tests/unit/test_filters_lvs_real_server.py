@@ -9,6 +9,7 @@ import pytest
 from lvs_real_server import (
     AnsibleFilterError,
     FilterModule,
+    lvs_real_server_default_route_restore,
     lvs_real_server_management_check,
     lvs_real_server_routes,
     lvs_real_server_ssh_client,
@@ -111,4 +112,50 @@ def test_bad_inputs_are_named():
 
 def test_filter_module_exports():
     assert set(FilterModule().filters()) == {
-        "lvs_real_server_ssh_client", "lvs_real_server_routes", "lvs_real_server_management_check"}
+        "lvs_real_server_ssh_client", "lvs_real_server_routes", "lvs_real_server_management_check",
+        "lvs_real_server_default_route_restore"}
+
+
+# `ip -j route show default` (iproute2 6.1): a DHCP default route, and the one LVS-NAT puts in its place
+# (ip route replace default via the director: same metric 0, protocol boot).
+DHCP_DEFAULT = json.loads('[{"dst":"default","gateway":"192.0.2.1","dev":"eth0","protocol":"dhcp",'
+                          '"prefsrc":"192.0.2.2","metric":0,"flags":[]}]')
+DIRECTOR_DEFAULT = json.loads('[{"dst":"default","gateway":"10.250.2.1","dev":"eth0","flags":[]}]')
+DOCKER_DEFAULT = json.loads('[{"dst":"default","gateway":"172.17.0.1","dev":"eth0","flags":[]}]')
+
+
+def test_restore_nothing_when_the_default_route_is_the_recorded_one():
+    assert lvs_real_server_default_route_restore(DHCP_DEFAULT, DHCP_DEFAULT) == []
+    assert lvs_real_server_default_route_restore([], []) == []
+
+
+def test_restore_puts_the_recorded_route_in_place_of_the_director():
+    assert lvs_real_server_default_route_restore(DIRECTOR_DEFAULT, DHCP_DEFAULT) == [
+        ["ip", "route", "replace", "default", "via", "192.0.2.1", "dev", "eth0", "proto", "dhcp"]]
+    assert lvs_real_server_default_route_restore(DIRECTOR_DEFAULT, DOCKER_DEFAULT) == [
+        ["ip", "route", "replace", "default", "via", "172.17.0.1", "dev", "eth0"]]
+
+
+def test_restore_deletes_a_default_route_that_was_not_there():
+    # no default route before: the director's is deleted
+    assert lvs_real_server_default_route_restore(DIRECTOR_DEFAULT, []) == [
+        ["ip", "route", "del", "default", "via", "10.250.2.1", "dev", "eth0"]]
+    # a second default route (metric 100) before: put back; the director's metric-0 one deleted
+    backup = [dict(DOCKER_DEFAULT[0], metric=100)]
+    assert lvs_real_server_default_route_restore(DIRECTOR_DEFAULT, backup) == [
+        ["ip", "route", "replace", "default", "via", "172.17.0.1", "dev", "eth0", "metric", "100"],
+        ["ip", "route", "del", "default", "via", "10.250.2.1", "dev", "eth0"]]
+
+
+def test_restore_ipv6_default_route():
+    before = [{"dst": "default", "gateway": "fe80::1", "dev": "eth0", "protocol": "ra", "metric": 1024, "flags": []}]
+    now = [{"dst": "default", "gateway": "2001:db8::1", "dev": "eth0", "metric": 1024, "flags": []}]
+    assert lvs_real_server_default_route_restore(now, before) == [
+        ["ip", "-6", "route", "replace", "default", "via", "fe80::1", "dev", "eth0", "metric", "1024", "proto", "ra"]]
+
+
+def test_restore_refuses_what_is_not_a_route_list():
+    with pytest.raises(AnsibleFilterError, match="recorded default routes must be the list"):
+        lvs_real_server_default_route_restore(DIRECTOR_DEFAULT, {"gateway": "192.0.2.1"})
+    with pytest.raises(AnsibleFilterError, match="is not a route of 'ip -j route show default'"):
+        lvs_real_server_default_route_restore(["default via 192.0.2.1"], [])

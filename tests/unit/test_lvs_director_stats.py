@@ -46,7 +46,8 @@ def lab(tmp_path):
 
 
 def run(lab, *args):
-    env = dict(os.environ, PATH=f"{lab['bin']}:{os.environ['PATH']}", LVS_DIRECTOR_STATS_FILE=str(lab["stats"]))
+    env = dict(os.environ, PATH=f"{lab['bin']}:{os.environ['PATH']}", LVS_DIRECTOR_STATS_FILE=str(lab["stats"]),
+               LVS_DIRECTOR_SERVICE="-t 10.250.1.10:80", LVS_DIRECTOR_CONF=str(lab["bin"] / "no-such-conf"))
     began = time.monotonic()
     out = subprocess.run([SHELL, str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=30, check=True)
     return out.stdout, time.monotonic() - began
@@ -83,7 +84,7 @@ def test_reads_after_the_first_tick_after_the_end(lab):
     assert 0.3 <= float(section(stdout, "settled").split()[1]) < 1.5
     assert 0.6 <= took < 2.0
     assert stdout.index("=== settled") < stdout.index("=== ipvsadm-stats") < stdout.index("=== zeroed-at")
-    assert lab["log"].read_text().splitlines() == ["-Ln --stats --exact", "-Z"]
+    assert lab["log"].read_text().splitlines() == ["-Ln --stats --exact", "-Z -t 10.250.1.10:80"]
 
 
 @pytest.mark.parametrize("release", ["6.2.0-1-amd64", "6.12.48+deb13-amd64", "7.0.1"])
@@ -157,3 +158,27 @@ def test_a_tick_right_after_the_end_is_seen_when_started_during_the_load(lab):
     assert section(stdout, "settled").startswith("tick ")
     assert called + 1.05 <= float(section(stdout, "tick-at")) < called + 1.05 + 0.8
     assert took < 2.5
+
+
+def test_zero_takes_the_service_from_the_role_s_file(lab):
+    # Only the testbed's own service is zeroed, the one /etc/default/lvs-director names (another
+    # IPVS user's counters on a shared director are left alone).
+    conf = lab["bin"] / "lvs-director"
+    conf.write_text('LVS_DIRECTOR_SERVICE="-u 192.0.2.10:53"\n')
+    env = dict(os.environ, PATH=f"{lab['bin']}:{os.environ['PATH']}", LVS_DIRECTOR_STATS_FILE=str(lab["stats"]),
+               LVS_DIRECTOR_CONF=str(conf))
+    env.pop("LVS_DIRECTOR_SERVICE", None)
+    out = subprocess.run([SHELL, str(SCRIPT), "--zero"], env=env, capture_output=True, text=True, timeout=30,
+                         check=True)
+    assert "=== zeroed-at" in out.stdout
+    assert lab["log"].read_text().splitlines() == ["-Ln --stats --exact", "-Z -u 192.0.2.10:53"]
+
+
+def test_zero_without_a_service_refuses_before_reading(lab):
+    env = dict(os.environ, PATH=f"{lab['bin']}:{os.environ['PATH']}", LVS_DIRECTOR_STATS_FILE=str(lab["stats"]),
+               LVS_DIRECTOR_CONF=str(lab["bin"] / "no-such-conf"))
+    env.pop("LVS_DIRECTOR_SERVICE", None)
+    out = subprocess.run([SHELL, str(SCRIPT), "--zero"], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2
+    assert "--zero needs the virtual service" in out.stderr
+    assert not lab["log"].exists()

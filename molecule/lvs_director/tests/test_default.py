@@ -1,11 +1,36 @@
-"""Behaviour of the director VM converged with lvs_director (real kernel IPVS)."""
+"""Behaviour of the director VM converged with lvs_director (real kernel IPVS).
 
+The director is shared (prepare.yml): another IPVS user's service, 10.251.1.1:8080, was there before
+the testbed; its `ipvsadm -Sn` is in /root/molecule-foreign.sn.
+"""
+
+import json
 import time
 
 import testinfra
 
 VIP = "10.251.1.10"
 RS = "10.251.2.11"
+FOREIGN = "10.251.1.1:8080"
+OURS = ["-A -t %s:80 -s rr" % VIP, "-a -t %s:80 -r %s:80 -m -w 3" % (VIP, RS)]
+
+
+def table(host):
+    return host.run("ipvsadm -Sn").stdout.splitlines()
+
+
+def ours(lines):
+    return [line for line in lines if line.startswith(("-A -t %s:80 " % VIP, "-a -t %s:80 " % VIP))]
+
+
+def others(host):
+    return [line for line in table(host) if line not in ours([line])]
+
+
+def conns(host, service):
+    """Conns of a service in `ipvsadm -Ln --stats --exact`."""
+    out = host.run("ipvsadm -Ln --stats --exact").stdout.splitlines()
+    return int([row for row in out if row.startswith("TCP  %s " % service)][0].split()[2])
 
 
 def test_kernel_ipvs_and_forwarding(host):
@@ -16,12 +41,26 @@ def test_kernel_ipvs_and_forwarding(host):
     assert "ip_vs_sed" in host.file("/etc/modules-load.d/lvs-director.conf").content_string
 
 
+def test_marker_names_the_service_and_the_earlier_values(host):
+    marker = json.loads(host.file("/var/lib/testbed/lvs_director/service.json").content_string)
+    assert marker["service"] == "-t %s:80" % VIP
+    # prepare.yml turned forwarding off before converge: that is what absent puts back
+    assert marker["sysctl_before"] == {"net.ipv4.ip_forward": "0"}
+    assert marker["vip"] == {"address": VIP, "prefix": 32, "dev": "eth1"}
+
+
 def test_table_after_the_switch(host):
-    # side_effect switched wlc -> rr; the saved table follows the live one.
-    live = host.run("ipvsadm -Sn").stdout.splitlines()
-    assert live == ["-A -t %s:80 -s rr" % VIP, "-a -t %s:80 -r %s:80 -m -w 3" % (VIP, RS)]
-    assert host.file("/etc/ipvsadm.rules").content_string.split() == " ".join(live).split()
-    assert 'AUTO="true"' in host.file("/etc/default/ipvsadm").content_string
+    # side_effect switched wlc -> rr (and rr -> rr); the saved lines follow the live ones.
+    assert ours(table(host)) == OURS
+    assert host.file("/etc/lvs-director.rules").content_string.splitlines() == OURS
+    assert 'LVS_DIRECTOR_SERVICE="-t %s:80"' % VIP in host.file("/etc/default/lvs-director").content_string
+    # Debian's ipvsadm service (whose start runs ipvsadm -C) is not used, its files not touched.
+    assert 'AUTO="false"' in host.file("/etc/default/ipvsadm").content_string
+    assert "-A" not in host.file("/etc/ipvsadm.rules").content_string
+
+
+def test_the_other_service_is_untouched(host):
+    assert others(host) == host.file("/root/molecule-foreign.sn").content_string.splitlines()
 
 
 def test_vip_and_masquerade(host):
@@ -30,9 +69,20 @@ def test_vip_and_masquerade(host):
     assert "-A POSTROUTING -s 10.251.2.0/24 -o eth1" in nat and "testbed-lvs" in nat and "MASQUERADE" in nat
 
 
+def connect(client, address, port):
+    """One TCP connection attempt from the client (refused is fine: IPVS counts it)."""
+    return client.run("python3 -c \"import socket; socket.create_connection(('%s', %d), 5)\"" % (address, port))
+
+
 def test_traffic_goes_through_ipvs_nat(host):
     client = testinfra.get_host("docker://lvs-director-molecule-client")
-    host.run("ipvsadm -Z")
+    # Traffic to the other service too: its counters must survive the testbed's zeroing.
+    address, port = FOREIGN.split(":")
+    for _ in range(3):
+        connect(client, address, int(port))
+    time.sleep(2.5)  # ipvsadm shows the per-CPU counters summed on the 2 s estimator tick
+    assert conns(host, FOREIGN) >= 3
+    host.run("ipvsadm -Z -t %s:80" % VIP)
     for _ in range(5):
         out = client.run("python3 -c \"import urllib.request; "
                          "print(urllib.request.urlopen('http://%s/', timeout=10).status)\"" % VIP)
@@ -50,12 +100,17 @@ def test_traffic_goes_through_ipvs_nat(host):
     kind, value = settled[0].split()
     assert (kind == "tick" and float(value) >= 0) or (kind == "period" and float(value) >= 2.0), settled
     stats = [s for s in sections if s.startswith("ipvsadm-stats")][0]
-    line = [row for row in stats.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    # "-> RS:80 " (the other service's real server is RS:8080)
+    line = [row for row in stats.splitlines() if row.strip().startswith("-> %s:80 " % RS)][0]
     assert int(line.split()[2]) == 5  # Conns column
     assert [s for s in sections if s.startswith("zeroed-at")]
     after = host.run("ipvsadm -Ln --stats --exact").stdout
-    rs_line = [row for row in after.splitlines() if row.strip().startswith("-> %s:80" % RS)][0]
+    rs_line = [row for row in after.splitlines() if row.strip().startswith("-> %s:80 " % RS)][0]
     assert int(rs_line.split()[2]) == 0
+    # the testbed zeroed its own service only
+    assert conns(host, FOREIGN) >= 3
+    assert host.run("lvs-director-switch rr").rc == 0
+    assert conns(host, FOREIGN) >= 3
 
 
 def test_switch_refuses_unknown_scheduler(host):
@@ -65,8 +120,8 @@ def test_switch_refuses_unknown_scheduler(host):
 
 
 def test_switch_with_stamp_zeroes_switches_and_says_when(host):
-    # As a counter read on the timetable calls it (roles/lvs_compare): -Z, -C and the table with the
-    # new scheduler in one ipvsadm -R, then when, then the table; the saved table follows.
+    # As a counter read on the timetable calls it (roles/lvs_compare): -Z and -E of the service in one
+    # ipvsadm -R, then when, then the service's lines; the saved lines follow.
     before = time.time()
     out = host.run("lvs-director-switch --stamp wrr")
     assert out.rc == 0, out.stderr
@@ -74,6 +129,19 @@ def test_switch_with_stamp_zeroes_switches_and_says_when(host):
     assert lines[0] == "=== zeroed-at" and lines[2] == "=== switched-at" and lines[4] == "=== switch-table"
     assert before - 5 < float(lines[3]) < time.time() + 5 and lines[1] == lines[3]
     assert lines[5:] == ["-A -t %s:80 -s wrr" % VIP, "-a -t %s:80 -r %s:80 -m -w 3" % (VIP, RS)]
-    assert host.file("/etc/ipvsadm.rules").content_string.split() == " ".join(lines[5:]).split()
+    assert host.file("/etc/lvs-director.rules").content_string.splitlines() == lines[5:]
+    assert others(host) == host.file("/root/molecule-foreign.sn").content_string.splitlines()
     # back to the scheduler the other tests expect
     assert host.run("lvs-director-switch rr").rc == 0
+
+
+def test_switch_says_when_the_service_is_gone(host):
+    # Deleted behind the role's back, the service comes back when the scheduler stays (-D, -A, -a) and
+    # an -E to another one fails with a sentence instead of printing a table.
+    host.run("ipvsadm -D -t %s:80" % VIP)
+    out = host.run("lvs-director-switch wlc")
+    assert out.rc == 1
+    assert "the service is not the saved one with wlc" in out.stderr
+    assert host.file("/etc/lvs-director.rules").content_string.splitlines() == OURS
+    assert host.run("lvs-director-switch rr").rc == 0
+    assert ours(table(host)) == OURS

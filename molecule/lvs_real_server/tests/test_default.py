@@ -1,5 +1,7 @@
 """Behaviour of a host converged with lvs_real_server."""
 
+import json
+
 import pytest
 
 STOCK_PAGE = "<html><body><h1>It works!</h1></body></html>\n"
@@ -33,12 +35,23 @@ def test_default_route_set_by_the_unit(host):
 
 def test_management_route_added_before_the_default_route(host):
     script = host.file("/usr/local/sbin/lvs-real-server-net").content_string
-    gateway = script.split("ip route replace default via ")[1].split()[0]
+    # through the container's real gateway (prepare.yml), not the stand-in director
+    gateway = json.loads(host.file("/root/molecule-before.json").content_string)["gateway"]
     management = "ip route replace 198.51.100.123/32 via %s" % gateway
     assert management in script
     assert script.index(management) < script.index("ip route replace default via")
     route = host.run("ip -4 -o route show 198.51.100.123/32").stdout.split()
     assert route[:3] == ["198.51.100.123", "via", gateway]
+
+
+def test_state_records_what_the_host_had(host):
+    before = json.loads(host.file("/root/molecule-before.json").content_string)
+    state = json.loads(host.file("/var/lib/testbed/lvs_real_server/state.json").content_string)
+    assert state["default_routes"] == before["default"]
+    assert state["management_routes"] == {"198.51.100.123/32": True}
+    assert state["files"]["/var/www/html/whoami.txt"] is False
+    # the role's default route really replaced the container's
+    assert host.run("ip -4 -o route show default").stdout.split()[2] == before["director"] != before["gateway"]
 
 
 @pytest.mark.parametrize("path", ["/etc/apache2/mods-enabled/mpm_prefork.load"])

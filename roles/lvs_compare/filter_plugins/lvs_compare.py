@@ -255,7 +255,7 @@ def lvs_read_command(after, cpu_start, read_file, offset=None, switch=None,
     clock) catches the first estimator tick
     after it, reads and zeroes; with ``switch`` (the scheduler of the next
     segment, whose first load was launched during this one) the director then
-    switches to it at once (``lvs-director-switch --stamp``: -Z, -C, -R, the
+    switches to it at once (``lvs-director-switch --stamp``: -Z and -E of its service, the
     zeroing of the read; ``=== switch`` its errors, ``=== zeroed-at`` and
     ``=== switched-at`` when the new table was in place and
     ``=== switch-table`` that table, only when it succeeded);

@@ -11,7 +11,9 @@ whether that would happen (tests/unit/test_filters_lvs_real_server.py):
 * ``lvs_real_server_ssh_client``: the controller's address from SSH_CONNECTION;
 * ``lvs_real_server_routes``: the management routes, checked and normalised;
 * ``lvs_real_server_management_check``: '' when the new default route leaves
-  the management connection alone, else the sentence that says what to set.
+  the management connection alone, else the sentence that says what to set;
+* ``lvs_real_server_default_route_restore``: the ``ip route`` commands that put
+  back the default routes recorded before the role replaced them (absent).
 """
 
 import ipaddress
@@ -138,6 +140,57 @@ def lvs_real_server_management_check(route_get, address, gateway, management_rou
             f"of the /{addr.max_prefixlen}).")
 
 
+def _default_route_key(name, route):
+    if not isinstance(route, dict):
+        _fail(name, f"{route!r} is not a route of 'ip -j route show default'")
+    metric = route.get("metric")
+    return (route.get("gateway") or "", route.get("dev") or "", int(metric) if metric not in (None, "") else 0,
+            route.get("protocol") or "")
+
+
+def lvs_real_server_default_route_restore(current, recorded):
+    """The argv lists that turn the live default routes back into the recorded ones; [] when they are the same.
+
+    current, recorded: ``ip -j route show default`` (parsed) now and before the
+    role first replaced the default route. A recorded route missing now is put
+    back with ``ip route replace`` (which takes the place of the route with the
+    same metric, the one the role set); a live route that is not recorded and
+    that no replace took the place of is deleted.
+    """
+    name = "lvs_real_server_default_route_restore"
+    for what, value in (("current", current), ("recorded", recorded)):
+        if not isinstance(value, list):
+            _fail(name, f"the {what} default routes must be the list 'ip -j route show default' prints, got {value!r}")
+    def defaults(routes):
+        return [_default_route_key(name, r) for r in routes
+                if not isinstance(r, dict) or r.get("dst", "default") == "default"]
+
+    now, before = defaults(current), defaults(recorded)
+    if sorted(now) == sorted(before):
+        return []
+    commands = []
+    replaced = set()
+    for gateway, dev, metric, protocol in before:
+        if (gateway, dev, metric, protocol) in now:
+            continue
+        family = ["-6"] if ":" in gateway else []
+        command = ["ip"] + family + ["route", "replace", "default"]
+        command += (["via", gateway] if gateway else []) + (["dev", dev] if dev else [])
+        command += ["metric", str(metric)] if metric else []
+        command += ["proto", protocol] if protocol else []
+        commands.append(command)
+        replaced.add(("-6" if family else "-4", metric))
+    for gateway, dev, metric, protocol in now:
+        family = "-6" if ":" in gateway else "-4"
+        if (gateway, dev, metric, protocol) in before or (family, metric) in replaced:
+            continue
+        command = ["ip"] + (["-6"] if family == "-6" else []) + ["route", "del", "default"]
+        command += (["via", gateway] if gateway else []) + (["dev", dev] if dev else [])
+        command += ["metric", str(metric)] if metric else []
+        commands.append(command)
+    return commands
+
+
 class FilterModule:
     """Filters of the LVS real server role."""
 
@@ -146,4 +199,5 @@ class FilterModule:
             "lvs_real_server_ssh_client": lvs_real_server_ssh_client,
             "lvs_real_server_routes": lvs_real_server_routes,
             "lvs_real_server_management_check": lvs_real_server_management_check,
+            "lvs_real_server_default_route_restore": lvs_real_server_default_route_restore,
         }
