@@ -52,6 +52,7 @@ def _finite(fname, value, what):
 
 def _pair(fname, index, pair):
     """``(hand, harness)`` of one pair given as a 2-item list/tuple or a ``{hand, harness}`` mapping."""
+    hand = harness = None
     if isinstance(pair, dict):
         if "hand" not in pair or "harness" not in pair:
             _fail(fname, f"pairs[{index}] is {pair!r}: a mapping needs the keys hand and harness")
@@ -115,7 +116,7 @@ def fidelity(pairs, tolerance_pct=5.0, alpha=0.05):
         tol = float(tolerance_pct)
     except (TypeError, ValueError):
         _fail(fname, f"tolerance_pct must be a number, got {tolerance_pct!r}")
-    if not tol > 0 or math.isinf(tol):  # NaN is refused too
+    if math.isnan(tol) or tol <= 0 or math.isinf(tol):
         _fail(fname, f"tolerance_pct must be a finite number > 0, got {tolerance_pct!r}")
     try:
         alpha = float(alpha)

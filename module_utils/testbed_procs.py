@@ -434,7 +434,7 @@ def stop(directory, names=None, grace_s=10.0, check_mode=False, proc_root="/proc
             result[entry["verdict"]].append(summary)
             continue
         result["stopped"].append({"name": entry["name"], "pid": entry["pid"], "cmdline": entry["cmdline"],
-                                  "pids": [pid for pid, _ in entry["targets"]], "signal": "TERM"})
+                                  "pids": [target[0] for target in entry["targets"]], "signal": "TERM"})
     if check_mode:
         return result
     targets = [(pid, start) for entry in plan for pid, start in entry["targets"]]

@@ -139,9 +139,8 @@ def ownership_problem(system, name, node, marker, observed, marker_file, variabl
         recorded = marker.get(key)
         if ident is None or recorded == ident:
             return ""
-        why = "its %s %s (%s) differs from %s in the marker %s" % (key.upper() if system == "zfs" else key, ident,
-                                                                  observed.get("where") or "read there",
-                                                                  recorded, marker_file)
+        why = "its %s %s (%s) differs from %s in the marker %s" % (
+            key.upper() if system == "zfs" else key, ident, observed.get("where") or "read there", recorded, marker_file)
     elif marker_error:
         why = "the marker %s is not the testbed's: %s" % (marker_file, marker_error)
     else:

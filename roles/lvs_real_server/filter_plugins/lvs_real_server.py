@@ -161,6 +161,7 @@ def lvs_real_server_default_route_restore(current, recorded):
     for what, value in (("current", current), ("recorded", recorded)):
         if not isinstance(value, list):
             _fail(name, f"the {what} default routes must be the list 'ip -j route show default' prints, got {value!r}")
+
     def defaults(routes):
         return [_default_route_key(name, r) for r in routes
                 if not isinstance(r, dict) or r.get("dst", "default") == "default"]
