@@ -13,13 +13,10 @@ import glob
 import json
 import os
 import subprocess
-import sys
-import threading
 import time
 
-from playbook_run import ROOT
+import fault_run
 
-BIN = os.path.dirname(sys.executable)
 SHORT = ["-e", '{"container_compare_variants": ["native", "docker"]}', "-e", '{"container_compare_workloads": ["cpu"]}',
          "-e", '{"container_compare_cpu_threads": [1]}', "-e", "container_compare_cpu_duration_s=6",
          "-e", "container_compare_repetitions=2", "-e", "container_compare_fidelity=false", "-e", "testbed_run_id=new"]
@@ -28,32 +25,15 @@ DOCKER_LOAD = "TASK [Run sysbench cpu, threads: 1]"
 
 def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400):
     """Run the sweep; once the `after_loads`-th cpu point begins (the docker segment's first:
-    native's two come first), call inject() in a thread of its own. Returns (rc, output)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/container-compare.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + SHORT
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, seen = [], []
+    native's two come first), call inject(). Returns (rc, output)."""
+    seen = []
 
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if DOCKER_LOAD in line:
-                seen.append(line)
-                if len(seen) == after_loads:
-                    threading.Timer(delay_s, inject).start()
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    thread.join(10)
-    output = "".join(lines)
-    with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
-        handle.write(output)
-    return proc.returncode, output
+    def trigger(line):
+        if DOCKER_LOAD in line:
+            seen.append(line)
+        return len(seen) == after_loads
+    proc = fault_run.start("playbooks/container-compare.yml", results, SHORT)
+    return fault_run.run_with_fault(proc, results, trigger, lambda _proc: inject(), delay_s, timeout_s)
 
 
 def test_docker_guest_killed_mid_point(tmp_path):

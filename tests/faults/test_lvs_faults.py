@@ -21,6 +21,7 @@ import sys
 import threading
 
 import ansible.module_utils
+import fault_run
 import pytest
 from playbook_run import ROOT as _ROOT
 from playbook_run import explain
@@ -43,36 +44,13 @@ def sh(*argv, check=True):
 
 
 def start_sweep(results, *extra):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_FORCE_COLOR="0")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/lvs-compare.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + SHORT + list(extra)
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return fault_run.start("playbooks/lvs-compare.yml", results, SHORT + list(extra))
 
 
 def run_with_fault(results, inject, delay_s=8, *extra, timeout_s=1500):
     """Run the sweep; `delay_s` after the first load starts, call inject(proc). Returns (rc, output)."""
-    proc = start_sweep(results, *extra)
-    lines, fired = [], threading.Event()
-
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if FIRST_LOAD in line and not fired.is_set():
-                fired.set()
-                threading.Timer(delay_s, inject, args=(proc,)).start()
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    thread.join(10)
-    output = "".join(lines)
-    with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
-        handle.write(output)   # kept beside the results for a look at what happened
-    return proc.returncode, output
+    return fault_run.run_with_fault(start_sweep(results, *extra), results, lambda line: FIRST_LOAD in line,
+                                    inject, delay_s, timeout_s)
 
 
 def run_docs(results):

@@ -16,12 +16,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import threading
 
-from playbook_run import ROOT
+import fault_run
 
-BIN = os.path.dirname(sys.executable)
 STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio"]}',
          "-e", '{"storage_compare_fio_patterns": ["read", "randread"]}', "-e", "storage_compare_fidelity=false",
@@ -31,32 +28,16 @@ FIO_LOAD = "TASK [testbed_workload : Run with LC_ALL=C: fio]"
 
 
 def run_with_fault(results, inject, delay_s=3, timeout_s=3600):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    cmd = [os.path.join(BIN, "ansible-playbook"), "playbooks/storage-compare.yml", "-i", "inventories/lab",
-           "-e", f"testbed_results_dir={results}"] + SHORT
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines, fired, in_point = [], threading.Event(), threading.Event()
+    """Run the sweep; `delay_s` after the point's own fio starts (not the span written before it),
+    call inject(). Returns (rc, output)."""
+    in_point = []
 
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if FIO_POINT in line:
-                in_point.set()   # the point's own fio (not the span written before it)
-            elif FIO_LOAD in line and in_point.is_set() and not fired.is_set():
-                fired.set()
-                threading.Timer(delay_s, inject).start()
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    thread.join(10)
-    output = "".join(lines)
-    with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
-        handle.write(output)
-    return proc.returncode, output
+    def trigger(line):
+        if FIO_POINT in line:
+            in_point.append(line)
+        return bool(in_point) and FIO_LOAD in line
+    proc = fault_run.start("playbooks/storage-compare.yml", results, SHORT)
+    return fault_run.run_with_fault(proc, results, trigger, lambda _proc: inject(), delay_s, timeout_s)
 
 
 def test_storage_vm_killed_during_a_fio_point(tmp_path):

@@ -1,0 +1,47 @@
+"""One way for a fault test to run an experiment playbook and inject a fault while it runs.
+
+``start(playbook, results, args)`` starts ``ansible-playbook <playbook> -i inventories/lab`` with
+the results in ``results``; ``run_with_fault(proc, results, trigger, inject, delay_s)`` reads its
+output line by line, calls ``inject(proc)`` ``delay_s`` after the first line for which
+``trigger(line)`` is true (in a timer thread), waits for the end and keeps the whole output as
+``sweep.log`` beside the results. Returns ``(returncode, output)``.
+"""
+import os
+import subprocess
+import sys
+import threading
+
+from playbook_run import ROOT
+
+BIN = os.path.dirname(sys.executable)
+
+
+def start(playbook, results, args):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_FORCE_COLOR="0")
+    cmd = [os.path.join(BIN, "ansible-playbook"), playbook, "-i", "inventories/lab",
+           "-e", f"testbed_results_dir={results}"] + list(args)
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def run_with_fault(proc, results, trigger, inject, delay_s, timeout_s):
+    lines, fired = [], threading.Event()
+
+    def reader():
+        for line in proc.stdout:
+            lines.append(line)
+            if not fired.is_set() and trigger(line):
+                fired.set()
+                threading.Timer(delay_s, inject, args=(proc,)).start()
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        proc.wait(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    thread.join(10)
+    output = "".join(lines)
+    with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
+        handle.write(output)   # kept beside the results for a look at what happened
+    return proc.returncode, output
