@@ -713,6 +713,16 @@ def _unique_host_values(group_hosts, hosts, var, group):
         var, value, " and ".join(names), group) for value, names in sorted(owners.items()) if len(names) > 1]
 
 
+_UNSET = object()
+
+
+def _host_value(host_values, var, req):
+    """A host's ``var`` when it sets one (not null or empty), else the check's ``default``, else ``_UNSET``."""
+    if var in host_values and host_values[var] not in (None, ""):
+        return host_values[var]
+    return req.get("default", _UNSET)
+
+
 def _check_equal_host_values(group_hosts, hosts, req):
     """Each host's ``var`` (or ``default`` when it sets none) equals ``value`` (another role's setting)."""
     if "value" not in req:
@@ -723,11 +733,8 @@ def _check_equal_host_values(group_hosts, hosts, req):
     differing = {}
     for host in group_hosts:
         host_values = hosts.get(host) or {}
-        if var in host_values and host_values[var] not in (None, ""):
-            value = host_values[var]
-        elif "default" in req:
-            value = req["default"]
-        else:
+        value = _host_value(host_values, var, req)
+        if value is _UNSET:
             continue
         if str(value).strip() != str(expected).strip():
             differing.setdefault(str(value).strip(), []).append(host)
@@ -746,11 +753,8 @@ def _check_differing_host_values(group_hosts, hosts, req):
     problems = []
     for host in group_hosts:
         host_values = hosts.get(host) or {}
-        if var in host_values and host_values[var] not in (None, ""):
-            value = host_values[var]
-        elif "default" in req:
-            value = req["default"]
-        else:
+        value = _host_value(host_values, var, req)
+        if value is _UNSET:
             continue
         if other in host_values and host_values[other] not in (None, "") \
                 and str(value).strip() == str(host_values[other]).strip():
