@@ -85,3 +85,38 @@ def test_a_table_with_a_chart_gets_its_line_chart(tmp_path):
     (tmp_path / "charts" / "table01_Rebuild_time_per_used_size.png").unlink()
     make_report(str(tmp_path), formats=("md",), out=io.StringIO())
     assert "charts/table01_" not in (tmp_path / "report.md").read_text()
+
+
+def test_study_figures_beside_the_measured_means(tmp_path):
+    """The NFV report carries the study's published figures: a column of the relative tables for
+    throughput and ICMP RTT, and the VNF CPU beside the measured means (Tabels 3, 4, 5)."""
+    _run_dir(tmp_path, {})
+    scenarios = nfv_chain_filters.nfv_topology(STUDY)["scenarios"]
+    reference = nfv_measure_filters.nfv_study_reference(scenarios)
+    spec = {"title": "NFV", "baseline_variant": "baseline",
+            "metrics": ["throughput_gbps", "icmp_rtt_avg_ms", "vnf1_firewall_cpu_pct", "vnf2_loadbalancer_cpu_pct"],
+            "relative": {"baseline_variant": "baseline", "metrics": {"throughput_gbps": "drop", "icmp_rtt_avg_ms": "rise"}},
+            "reference": reference}
+    run = json.loads((tmp_path / "run.json").read_text())
+    run["report"] = spec
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    make_report(str(tmp_path), formats=("md",), out=io.StringIO())
+    text = (tmp_path / "report.md").read_text()
+    label = nfv_measure_filters.STUDY_LABEL
+    throughput = text[text.index("### `throughput_gbps`"):text.index("### `icmp_rtt_avg_ms`")]
+    assert f"| mean | {label} | drop vs `baseline` |" in throughput
+    assert "| 29.50 |" in throughput and "| 19.70 |" in throughput and "| 2.360 |" in throughput
+    assert "| 0.08900 |" in text and "| 0.1770 |" in text
+    beside = text[text.index(f"## Measured means beside {label}"):]
+    assert "| 2-vnf | `vnf2_loadbalancer_cpu_pct` (%) |" in beside and "| 118.0 | -17.3 % |" in beside
+    assert "| 1-vnf | `vnf1_firewall_cpu_pct` (%) |" in beside
+
+
+def test_study_reference_only_for_the_studys_chains():
+    scenarios = nfv_chain_filters.nfv_topology(
+        [{"name": "base", "hops": []}, {"name": "lb-only", "hops": ["loadbalancer"]}])["scenarios"]
+    reference = nfv_measure_filters.nfv_study_reference(scenarios)
+    assert reference["values"] == {"base": {"throughput_gbps": 29.5, "icmp_rtt_avg_ms": 0.089}}
+    assert nfv_measure_filters.nfv_study_reference(scenarios[1:]) is None
+    with pytest.raises(Exception, match="nfv_study_reference"):
+        nfv_measure_filters.nfv_study_reference([{"name": "x"}])

@@ -5,7 +5,9 @@
 
 * ``nfv_point``: one point's result (metrics with units, verdict, sources,
   raw outputs) from the tool runs of that point;
-* ``nfv_fidelity``: the harness's baseline throughput against iperf3 run by hand (interleaved pairs, TOST).
+* ``nfv_fidelity``: the harness's baseline throughput against iperf3 run by hand (interleaved pairs, TOST);
+* ``nfv_study_reference``: the study's published figures as the report's reference values, for the
+  scenarios whose chain is one of the study's three (baseline, firewall, firewall + L4 proxy).
 
 Pure functions (tests/unit/test_filters_nfv.py); bad input raises
 ``AnsibleFilterError`` naming the filter and the bad value. The statistics
@@ -35,6 +37,16 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_stats as stats  # noqa: E402
+
+# The study's published figures (docs/experiments.md, section 3), by chain of VNF types: iperf3 TCP
+# throughput (Gbit/s, mean of 3 x 30 s), mean ping RTT (ms; "N/A" through the L4 proxy, so absent),
+# CPU per VNF container from docker stats during iperf3 (% of one CPU, "~" in the study).
+STUDY_FIGURES = {
+    (): {"throughput_gbps": 29.5, "icmp_rtt_avg_ms": 0.089},
+    ("firewall",): {"throughput_gbps": 19.7, "icmp_rtt_avg_ms": 0.177, "vnf1_firewall_cpu_pct": 0.01},
+    ("firewall", "loadbalancer"): {"throughput_gbps": 2.36, "vnf2_loadbalancer_cpu_pct": 118.0},
+}
+STUDY_LABEL = "study (its VM, 2 vCPU)"
 
 
 def _fail(name, message):
@@ -174,6 +186,26 @@ def nfv_study_tables(docs, scenarios, baseline="baseline", include_invalid=False
                    "mostly not charged to the firewall's cgroup: it shows in the host softirq column."]},
     ]
     return {"tables": tables, "derived": derived, "notes": notes, "cpu_keys": cpu_keys}
+
+
+def nfv_study_reference(scenarios):
+    """The report's ``reference`` (label, values per variant) from the study's figures.
+
+    ``scenarios`` is the ``scenarios`` list of ``nfv_topology`` (``name`` and ``hops``, the VNF types
+    in order). A scenario whose hops are one of the study's three chains gets that chain's figures
+    under its own name; the others get none. None when no scenario matches (no reference block).
+    """
+    fname = "nfv_study_reference"
+    if not isinstance(scenarios, (list, tuple)):
+        _fail(fname, f"scenarios must be the scenarios list of nfv_topology, got {type(scenarios).__name__}")
+    values = {}
+    for number, scenario in enumerate(scenarios):
+        if not isinstance(scenario, dict) or "name" not in scenario or not isinstance(scenario.get("hops"), (list, tuple)):
+            _fail(fname, f"scenarios[{number}] has no name and hops list")
+        figures = STUDY_FIGURES.get(tuple(scenario["hops"]))
+        if figures:
+            values[scenario["name"]] = dict(figures)
+    return {"label": STUDY_LABEL, "values": values} if values else None
 
 
 def nfv_fidelity(documents, tolerance_pct=5.0, alpha=0.05):
@@ -347,4 +379,5 @@ class FilterModule:
             "nfv_health": nfv_health,
             "nfv_study_tables": nfv_study_tables,
             "nfv_fidelity": nfv_fidelity,
+            "nfv_study_reference": nfv_study_reference,
         }
