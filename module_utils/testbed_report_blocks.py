@@ -19,6 +19,7 @@ from ansible.module_utils.testbed_report_format import (
     welch,
 )
 from ansible.module_utils.testbed_report_model import value_label
+from ansible.module_utils.testbed_report_study import pivot_blocks, ranking_blocks
 
 
 class Section:
@@ -116,6 +117,10 @@ def build_blocks(run, docs, faults, spec, sections, notes):
     if spec.get("reference"):
         shown = set((spec.get("relative") or {}).get("metrics") or {})
         blocks.extend(reference_blocks(run, docs, spec["reference"], units, include_invalid, shown))
+    for pivot in spec.get("pivots") or []:
+        blocks.extend(pivot_blocks(run, docs, pivot, units, include_invalid))
+    if spec.get("ranking"):
+        blocks.extend(ranking_blocks(run, docs, spec["ranking"], spec["higher_is_better"], units, include_invalid))
 
     for section in sections:
         blocks.extend(_section_blocks(section, spec.get("sections") is not None))

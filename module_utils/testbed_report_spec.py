@@ -7,6 +7,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 
 from ansible.module_utils.testbed_report_base import ReportError
 from ansible.module_utils.testbed_report_model import is_finite_number, name_list
+from ansible.module_utils.testbed_report_study import check_pivots, check_ranking
 
 
 def _check_tables(tables):
@@ -160,4 +161,6 @@ def check_spec(spec):
     spec["relative"] = _check_relative(spec.get("relative"))
     spec["overall_index"] = _check_overall(spec.get("overall_index"))
     spec["reference"] = _check_reference(spec.get("reference"))
+    spec["pivots"] = check_pivots(spec.get("pivots"))
+    spec["ranking"] = check_ranking(spec.get("ranking"))
     return spec

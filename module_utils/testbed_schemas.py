@@ -602,6 +602,35 @@ SCHEMA_TEXT['run.schema.json'] = r'''{
             "values": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "number"}}},
             "where": {"$ref": "#/$defs/where"}
           }
+        },
+        "pivots": {
+          "description": "Tables in a study's shape: a row per value of the parameter `rows`, a column per variant, mean and CI of `metric`; `reference` values (row value -> variant -> number) in brackets under the measured cells.",
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": ["metric", "rows"],
+            "properties": {
+              "title": {"type": "string"},
+              "metric": {"type": "string"},
+              "rows": {"type": "string"},
+              "where": {"$ref": "#/$defs/where"},
+              "notes": {"type": "array", "items": {"type": "string"}},
+              "reference": {"type": "object", "required": ["values"], "properties": {
+                "label": {"type": "string"},
+                "values": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "number"}}}}}
+            }
+          }
+        },
+        "ranking": {
+          "description": "Per metric (and value of `by`) the variants best first by their mean (direction from higher_is_better), each tested (Welch) against the place above; then each variant's mean place.",
+          "type": "object",
+          "required": ["metrics"],
+          "properties": {
+            "title": {"type": "string"},
+            "metrics": {"$ref": "#/$defs/names"},
+            "by": {"type": ["string", "null"]},
+            "where": {"$ref": "#/$defs/where"}
+          }
         }
       }
     },
