@@ -44,7 +44,16 @@ Layout read in OpenZFS ``cmd/zpool/zpool_main.c`` at tag zfs-2.1.11 (``status_ca
   node's local time zone, kept as text and as a naive ISO timestamp.
 * The pre-OpenZFS label ``scrub:`` with ``none requested`` and ``resilver|scrub completed
   after 0h0m with 0 errors on DATE`` (captured from zfs-fuse 0.7.0, which has no ``-p``) is
-  read too; its other old forms are not (ParseError).
+  read too, and so are its ``stopped after`` (canceled) and one-line ``resilver in progress for
+  0h5m, 12.50% done, 0h35m to go`` forms (OpenSolaris before build 147; bytes and rates null, warned).
+* ZFS on Linux 0.6/0.7 and illumos before sequential scrub (the storage study ran ZoL 0.7.8, which has
+  no ``-p``): ``X scanned out of Y at R/s, HhMm to go`` (or ``, (scan is slow, no estimated time)``;
+  a paused 0.7 scrub prints ``X scanned out of Y`` alone after ``scrub started on   DATE``), then
+  ``W resilvered|repaired, P% done``; finished ``... in HhMm with N errors on DATE``.  Sizes are
+  unit-less below 1 KiB in 0.6 and illumos (``0``), ``0B`` in 0.7.  Same fields as above; the issued
+  bytes and issue rate are null with a warning.  illumos since sequential scrub prints the 0.8 lines
+  with unit-less sizes (``scrub repaired 0 in 0 days 00:17:47``): read.  A decimal comma (a non-C
+  locale: ``23,5G``) is a ParseError naming the locale.
 * ``whole`` (details) is true when the pool and every vdev are ONLINE (spares AVAIL or
   INUSE), no resilver or rebuild is running, no vdev is an interim ``replacing-N`` /
   ``spare-N`` and there are no known data errors: full redundancy is back.
@@ -124,7 +133,7 @@ _SCAN_FORMS = (
     # for a running one with the elapsed time, the share done and the time to go
     (r"^(?P<func>scrub|resilver) stopped after (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$" % _DATE,
      "", "canceled"),
-    (r"^(?P<func>scrub|resilver) in progress for (?P<eh>\d+)h(?P<em>\d+)m, (?P<pct>\d+(?:\.\d+)?)%% done, "
+    (r"^(?P<func>scrub|resilver) in progress for (?P<eh>\d+)h(?P<em>\d+)m, (?P<pct>\d+(?:\.\d+)?)% done, "
      r"(?P<th>\d+)h(?P<tm>\d+)m to go$", "", "in_progress"),
 )
 _SCAN_RATES = re.compile(
