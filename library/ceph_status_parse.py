@@ -15,6 +15,10 @@ description:
   - Parses C(ceph status -f json) (keys C(health), C(osdmap), C(pgmap)) or C(ceph pg stat -f json)
     (C(pg_ready), C(pg_summary)) of Ceph 16.2 Pacific (captured with 16.2.15; shapes in docs/parsers.md).
     O(kind) is detected from the document or given.
+  - "Older layouts give the same fields: Luminous 12.2 (the storage study's; C(health.status) with named
+    C(checks), the deprecated C(overall_status) ignored) and Jewel 10.2 (C(health.overall_status) with unnamed
+    C(summary) entries, no C(pgmap.num_objects): null, warned); the nested C(osdmap.osdmap); C(pg stat) without
+    C(pg_ready), with C(raw_bytes_used)/C(raw_bytes), with or without the C(pg_summary) object."
   - The degraded, misplaced, unfound, recovery-rate and client-io keys are printed by Ceph only while they are
     non-zero; absent they are 0 here.
   - RV(details.whole) is true when every PG is C(active+clean) (scrubbing flags allowed) and no object copy is

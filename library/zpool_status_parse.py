@@ -23,6 +23,10 @@ description:
   - Scan forms - none requested; scrub or resilver in progress (scanned/issued/total, rates, resilvered or
     repaired bytes, percent, time to go); paused scrub; finished (C(resilvered X in HH:MM:SS with N errors on
     DATE)); canceled; the sequential rebuild of C(zpool replace -s) (C(resilver (mirror-0) ...)).
+  - "Older versions give the same fields: ZFS on Linux 0.6/0.7 (the storage study ran 0.7.8, which has no C(-p):
+    run C(zpool status POOL)) and illumos print C(X scanned out of Y at R/s, HhMm to go) and C(W resilvered, P%
+    done) (issued bytes and issue rate null, warned); OpenSolaris before build 147 and zfs-fuse print
+    C(scrub: resilver in progress for HhMm, P% done, HhMm to go). A decimal comma (non-C locale) fails."
   - RV(details.whole) is true when the pool and every vdev are ONLINE (spares AVAIL/INUSE), no resilver or
     rebuild runs, no interim C(replacing-N)/C(spare-N) vdev is left and there are no known data errors.
   - RV(metrics.progress_fraction) (0..1) is the running resilver's (or rebuild's) percentage / 100, 1.0 when

@@ -20,6 +20,12 @@ Ceph 16.2.15 (tests/fixtures/ceph/README.md) and ``PGMapDigest::print_summary`` 
     {"pg_ready": true, "pg_summary": {"num_pg_by_state": [{"name": "active+clean", "num": 33}],
      "num_pgs": 33, "num_bytes": ..., "degraded_objects": ..., "recovering_bytes_per_sec": ...}}
 
+Older layouts (docs/parsers.md; tests/fixtures/ceph/older-layouts): Luminous 12.2 and Jewel 10.2 health
+sections (see ``_health``); ``osdmap`` nested once more (``osdmap.osdmap``, Jewel to Nautilus); Jewel's
+``pgmap`` without ``num_objects`` (null, warned); ``ceph pg stat`` before Nautilus without ``pg_ready``,
+with ``raw_bytes_used`` / ``raw_bytes`` for the used / total bytes, inside ``pg_summary`` (Jewel's
+PGMonitor) or with ``num_pg_by_state`` at the top.
+
 The degraded / misplaced / unfound / recovery / client-io keys appear only while they are
 non-zero: absent means 0 here.  ``kind`` is detected (``status`` has ``pgmap``, ``pg_stat``
 has ``pg_summary``) or given.  ``pg stat`` has no health and no OSD counts (null).
@@ -127,6 +133,9 @@ def detect_kind(document):
         return "status"
     if isinstance(document, dict) and isinstance(document.get("pg_summary"), dict):
         return "pg_stat"
+    # ceph pg stat printed without the pg_summary object (print_oneline_summary's keys at the top)
+    if isinstance(document, dict) and isinstance(document.get("num_pg_by_state"), list) and "pgmap" not in document:
+        return "pg_stat"
     return None
 
 
@@ -152,7 +161,8 @@ def _health(health_doc, source):
     """``(status, checks, layout)`` of the health section of ``ceph status -f json``.
 
     Luminous and later: ``{"status", "checks": {NAME: {"severity", "summary": {"message"}}}}``
-    (Luminous also keeps the deprecated ``overall_status``: ``status`` wins). Jewel and
+    (``{"severity", "message"}`` in the 12.1 release candidates; Luminous also keeps the deprecated
+    ``overall_status``, HEALTH_WARN with a "format has changed" summary: ``status`` wins). Jewel and
     older have no ``status``: ``{"overall_status", "summary": [{"severity", "summary"}],
     "detail", "timechecks", "health": {"health_services"}}``; its unnamed summary entries
     become checks ``summary_1``, ``summary_2``...
@@ -163,9 +173,12 @@ def _health(health_doc, source):
     if isinstance(health_doc.get("status"), str):
         status, layout = health_doc["status"], "luminous"
         for name, check in sorted((health_doc.get("checks") or {}).items()):
-            summary = check.get("summary", {}) if isinstance(check, dict) else {}
-            checks[name] = {"severity": check.get("severity") if isinstance(check, dict) else None,
-                            "message": summary.get("message") if isinstance(summary, dict) else None}
+            check = check if isinstance(check, dict) else {}
+            summary = check.get("summary", {})
+            message = summary.get("message") if isinstance(summary, dict) else None
+            # the Luminous release candidates (12.1) put the message in the check itself
+            checks[name] = {"severity": check.get("severity"),
+                            "message": message if message is not None else check.get("message")}
     elif isinstance(health_doc.get("overall_status"), str):
         status, layout = health_doc["overall_status"], "jewel"
         summary = health_doc.get("summary") or []
@@ -199,6 +212,9 @@ def parse(text, source="<content>", kind="auto"):
     metrics = _counters(snap, source)
 
     result = new_result(TOOL, source)
+    if snap["layout"] == "jewel" and snap["num_objects"] is None:
+        result["warnings"].append("objects is null: ceph status of Jewel (10.2) and older prints no "
+                                  "pgmap.num_objects (Luminous has it)")
     _wholeness(snap, metrics, result)
     result["metrics"] = _metrics(snap, metrics)
     result["details"] = _details(snap)
@@ -269,8 +285,8 @@ def _status_snapshot(document, source):
 
 def _pg_stat_snapshot(document, source):
     """PG summary, PG states and sizes of ``ceph pg stat -f json`` (no health, no OSD counts)."""
-    pgmap = document["pg_summary"]
-    where = "pg_summary"
+    pgmap = document.get("pg_summary", document)
+    where = "pg_summary" if "pg_summary" in document else "pg stat"
     by_state = _states(pgmap.get("num_pg_by_state", []), "name", "num", source, "pg_summary.num_pg_by_state")
     return {
         "pgmap": pgmap, "where": where, "by_state": by_state,
@@ -278,8 +294,11 @@ def _pg_stat_snapshot(document, source):
         "pg_ready": document.get("pg_ready"),
         "num_objects": None,
         "data_bytes": _number(pgmap, "num_bytes", source, where, True),
-        "used_bytes": _number(pgmap, "total_used_raw_bytes", source, where, True),
-        "total_bytes": _number(pgmap, "total_bytes", source, where, True),
+        # Jewel/Luminous (print_oneline_summary): raw_bytes_used / raw_bytes (KiB counts shifted to bytes)
+        "used_bytes": _number(pgmap, "total_used_raw_bytes", source, where, True,
+                              default=_number(pgmap, "raw_bytes_used", source, where, True)),
+        "total_bytes": _number(pgmap, "total_bytes", source, where, True,
+                               default=_number(pgmap, "raw_bytes", source, where, True)),
     }
 
 

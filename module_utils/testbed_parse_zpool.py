@@ -44,7 +44,16 @@ Layout read in OpenZFS ``cmd/zpool/zpool_main.c`` at tag zfs-2.1.11 (``status_ca
   node's local time zone, kept as text and as a naive ISO timestamp.
 * The pre-OpenZFS label ``scrub:`` with ``none requested`` and ``resilver|scrub completed
   after 0h0m with 0 errors on DATE`` (captured from zfs-fuse 0.7.0, which has no ``-p``) is
-  read too; its other old forms are not (ParseError).
+  read too, and so are its ``stopped after`` (canceled) and one-line ``resilver in progress for
+  0h5m, 12.50% done, 0h35m to go`` forms (OpenSolaris before build 147; bytes and rates null, warned).
+* ZFS on Linux 0.6/0.7 and illumos before sequential scrub (the storage study ran ZoL 0.7.8, which has
+  no ``-p``): ``X scanned out of Y at R/s, HhMm to go`` (or ``, (scan is slow, no estimated time)``;
+  a paused 0.7 scrub prints ``X scanned out of Y`` alone after ``scrub started on   DATE``), then
+  ``W resilvered|repaired, P% done``; finished ``... in HhMm with N errors on DATE``.  Sizes are
+  unit-less below 1 KiB in 0.6 and illumos (``0``), ``0B`` in 0.7.  Same fields as above; the issued
+  bytes and issue rate are null with a warning.  illumos since sequential scrub prints the 0.8 lines
+  with unit-less sizes (``scrub repaired 0 in 0 days 00:17:47``): read.  A decimal comma (a non-C
+  locale: ``23,5G``) is a ParseError naming the locale.
 * ``whole`` (details) is true when the pool and every vdev are ONLINE (spares AVAIL or
   INUSE), no resilver or rebuild is running, no vdev is an interim ``replacing-N`` /
   ``spare-N`` and there are no known data errors: full redundancy is back.
@@ -80,7 +89,7 @@ TOOL = "zpool"
 
 _UNITS = "BKMGTPE"
 NICE = r"\d+(?:\.\d+)?[BKMGTPE]"
-# zfs_nicenum of ZFS on Linux 0.6/0.7 and illumos: no unit below 1024 ("0", "1")
+# zfs_nicenum of ZFS on Linux 0.6 and illumos: no unit below 1024 ("0", "1"); ZoL 0.7 prints "0B" (zfs_nicebytes)
 NICE_OLD = r"\d+(?:\.\d+)?[BKMGTPE]?"
 _NICE_RE = re.compile(r"^(\d+(?:\.\d+)?)([BKMGTPE]?)$")
 _DATE = r"(?P<date>\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4})"
@@ -103,9 +112,9 @@ _SCAN_FORMS = (
     (r"^none requested$", None, "none"),
     (r"^(?P<func>scrub|resilver) in progress since %s$" % _DATE, "", "in_progress"),
     (r"^scrub paused since %s$" % _DATE, "scrub", "paused"),
-    (r"^scrub repaired (?P<processed>%s) in %s with (?P<errors>\d+) errors on %s$" % (NICE, _DURATION, _DATE),
+    (r"^scrub repaired (?P<processed>%s) in %s with (?P<errors>\d+) errors on %s$" % (NICE_OLD, _DURATION, _DATE),
      "scrub", "finished"),
-    (r"^resilvered (?P<processed>%s) in %s with (?P<errors>\d+) errors on %s$" % (NICE, _DURATION, _DATE),
+    (r"^resilvered (?P<processed>%s) in %s with (?P<errors>\d+) errors on %s$" % (NICE_OLD, _DURATION, _DATE),
      "resilver", "finished"),
     (r"^(?P<func>scrub|resilver) canceled on %s$" % _DATE, "", "canceled"),
     (r"^resilver \((?P<vdev>[^)]+)\) in progress since %s$" % _DATE, "rebuild", "in_progress"),
@@ -120,6 +129,12 @@ _SCAN_FORMS = (
     # the pre-OpenZFS form (label "scrub:"; captured from zfs-fuse 0.7.0): minutes only
     (r"^(?P<func>scrub|resilver) completed after (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$" % _DATE,
      "", "finished"),
+    # its other forms (OpenSolaris before build 147, zfs-fuse; print_scrub_status): a stopped scan, and one line
+    # for a running one with the elapsed time, the share done and the time to go
+    (r"^(?P<func>scrub|resilver) stopped after (?P<oh>\d+)h(?P<om>\d+)m with (?P<errors>\d+) errors on %s$" % _DATE,
+     "", "canceled"),
+    (r"^(?P<func>scrub|resilver) in progress for (?P<eh>\d+)h(?P<em>\d+)m, (?P<pct>\d+(?:\.\d+)?)% done, "
+     r"(?P<th>\d+)h(?P<tm>\d+)m to go$", "", "in_progress"),
 )
 _SCAN_RATES = re.compile(
     r"^(?P<scanned>%s) scanned(?: at (?P<scan_rate>%s)/s)?, (?P<issued>%s) issued(?: (?:at )?(?P<issue_rate>%s)/s)?, "
@@ -133,12 +148,16 @@ _SCAN_DONE = re.compile(
     r"(?:, (?:(?P<to_go>%s) to go|(?P<no_eta>no estimated completion time)))?$" % (NICE, _DURATION))
 # ZFS on Linux 0.6/0.7 and illumos (print_scan_status before sequential scrub, zfs 0.8):
 # "X scanned out of Y at R/s, HhMm to go" or ", (scan is slow, no estimated time)"; the time to go is here.
+# A paused scrub of ZoL 0.7 prints "X scanned out of Y" alone (no rate, no time to go).
 _SCAN_RATES_07 = re.compile(
-    r"^(?P<scanned>%s) scanned out of (?P<total>%s) at (?P<scan_rate>%s)/s, "
-    r"(?:(?P<th>\d+)h(?P<tm>\d+)m to go|(?P<no_eta>\(scan is slow, no estimated time\)))$"
+    r"^(?P<scanned>%s) scanned out of (?P<total>%s)(?: at (?P<scan_rate>%s)/s, "
+    r"(?:(?P<th>\d+)h(?P<tm>\d+)m to go|(?P<no_eta>\(scan is slow, no estimated time\))))?$"
     % (NICE_OLD, NICE_OLD, NICE_OLD))
 _SCAN_DONE_07 = re.compile(r"^(?P<processed>%s) (?P<what>resilvered|repaired), (?P<pct>\d+(?:\.\d+)?)%% done$" % NICE_OLD)
-_SCAN_STARTED = re.compile(r"^scrub started on %s$" % _DATE)
+# "scrub started on DATE" (OpenZFS 2.x), "scrub started on   DATE" (ZoL 0.7)
+_SCAN_STARTED = re.compile(r"^scrub started on +%s$" % _DATE)
+# a decimal comma (zpool run in a locale such as de_DE: "23,5G scanned", "100,09% done")
+_DECIMAL_COMMA = re.compile(r"\d,\d+(?:[BKMGTPE%]|\b)")
 _ERRORS_COUNT = re.compile(r"^(\d+) data errors, use '-v' for a list$")
 
 
@@ -190,6 +209,10 @@ def _sections(text, source):
 
 def _parse_scan(lines, source):
     first = lines[0].strip()
+    for line in lines:
+        if _DECIMAL_COMMA.search(line):
+            raise ParseError(TOOL, source, "scan line %r has a decimal comma (zpool ran in a non-C locale): run "
+                                           "zpool status with LC_ALL=C" % line.strip()[:160])
     scan = {"function": None, "state": None, "vdev": None, "started": None, "started_iso": None,
             "ended": None, "ended_iso": None, "duration_s": None, "errors": None,
             "scanned_bytes": None, "issued_bytes": None, "total_bytes": None, "processed_bytes": None,
@@ -215,9 +238,14 @@ def _parse_scan(lines, source):
             scan["duration_s"] = _seconds(match)
         elif groups.get("oh") is not None:
             scan["duration_s"] = int(groups["oh"]) * 3600 + int(groups["om"]) * 60
+        if groups.get("pct") is not None:  # OpenSolaris' one-line running scan: no scanned/issued lines follow
+            scan["percent_done"] = to_number(groups["pct"], TOOL, source, "scan percent done")
+            scan["to_go_s"] = int(groups["th"]) * 3600 + int(groups["tm"]) * 60
+            return scan
         break
     else:
-        raise ParseError(TOOL, source, "scan line %r is none of the OpenZFS 2.1 forms" % first[:160])
+        raise ParseError(TOOL, source, "scan line %r is none of the known forms (OpenZFS 0.8-2.3, ZFS on Linux 0.6/0.7, "
+                                       "illumos, OpenSolaris/zfs-fuse)" % first[:160])
     if scan["state"] == "finished":
         scan["percent_done"] = 100.0
     if scan["state"] not in ("in_progress", "paused"):
@@ -246,6 +274,9 @@ def _parse_scan(lines, source):
             scan[field] = nice_bytes(rates.group(key), source, "scan " + key)
     if old is not None and old.group("th") is not None:
         scan["to_go_s"] = int(old.group("th")) * 3600 + int(old.group("tm")) * 60
+    if old is not None and scan["state"] == "in_progress" and old.group("scan_rate") is None:
+        raise ParseError(TOOL, source, "scan line %r stops before the rate and the time to go (truncated?)"
+                         % rest[0][:160])
     done = (_SCAN_DONE_07 if old is not None else _SCAN_DONE).match(rest[1])
     if done is None:
         raise ParseError(TOOL, source, "scan line %r is not 'W resilvered|repaired, P%% done%s' (truncated?)"
@@ -357,6 +388,7 @@ def parse(text, source="<content>"):
     status.update(_current_scan(scans))
 
     result = new_result(TOOL, source)
+    _older_layout_warnings(status["scan"], result)
     _not_whole(status, result, source)
     _progress(status, result)
     result["metrics"] = _metrics(status)
@@ -423,6 +455,18 @@ def _current_scan(scans):
     rebuilds = [s for s in scans if s["function"] in ("resilver", "rebuild")]
     scan = running[0] if running else (rebuilds[0] if rebuilds else (scans[0] if scans else None))
     return {"running": running, "scan": scan}
+
+
+def _older_layout_warnings(scan, result):
+    """Warn of the scan figures an older zpool does not print (they stay null)."""
+    if scan is None or scan["state"] not in ("in_progress", "paused"):
+        return
+    if "scanned out of" in scan["text"]:
+        warn(result, "scan issued bytes and issue rate are null: ZFS on Linux 0.6/0.7 and illumos before sequential "
+                     "scrub print 'X scanned out of Y' only (time to go in whole minutes)")
+    elif scan["scanned_bytes"] is None and scan["percent_done"] is not None:
+        warn(result, "scan bytes and rates are null: OpenSolaris before build 147 (zfs-fuse) prints "
+                     "'in progress for HhMm, P% done, HhMm to go' only")
 
 
 def _not_whole(status, result, source):

@@ -266,3 +266,72 @@ def test_a_health_section_of_neither_layout_is_refused():
 def test_another_ceph_command_is_named(document, what):
     with pytest.raises(ParseError, match="neither ceph status .* JSON: this is " + re.escape(what)):
         parse(json.dumps(document), "other")
+
+
+# -- Jewel / Luminous documents (tests/fixtures/ceph/older-layouts/README.md) -----------------------------
+
+def _older(name):
+    return parse(read_fixture("ceph", "older-layouts/" + name), name)
+
+
+def test_published_jewel_status_reads_the_old_health_and_nested_osdmap():
+    result = _older("published-jewel-10.2-rook.status.json")
+    details, metrics = result["details"], result["metrics"]
+    assert (details["kind"], details["health"], details["health_layout"]) == ("status", "HEALTH_WARN", "jewel")
+    assert details["health_checks"] == {"summary_1": {"severity": "HEALTH_WARN",
+                                                      "message": "too many PGs per OSD (2048 > max 300)"}}
+    assert (metrics["osds"], metrics["osds_up"], metrics["osds_in"], metrics["pgs_remapped"]) == (10, 9, 9, 0)
+    assert metrics["pgs"] == 2048 and metrics["pgs_active_clean"] == 2048 and details["whole"] is True
+    assert metrics["progress_fraction"] == 1.0 and metrics["total_bytes"] == 66449108992
+    assert metrics["objects"] is None
+    assert result["warnings"] == ["objects is null: ceph status of Jewel (10.2) and older prints no pgmap.num_objects "
+                                  "(Luminous has it)"]
+
+
+def test_published_luminous_status_status_wins_over_the_deprecated_overall_status():
+    result = _older("published-luminous-12.2-opensds.status.json")
+    details, metrics = result["details"], result["metrics"]
+    assert (details["health"], details["health_layout"]) == ("HEALTH_WARN", "luminous")
+    assert sorted(details["health_checks"]) == ["PG_AVAILABILITY", "PG_DEGRADED", "POOL_APP_NOT_ENABLED"]
+    assert details["health_checks"]["PG_AVAILABILITY"]["message"] == "Reduced data availability: 2 pgs inactive"
+    assert metrics["pgs"] == 102 and metrics["pgs_inactive"] == 2 and metrics["pgs_undersized"] == 2
+    assert metrics["objects"] == 8 and metrics["osds_up"] == 1 and result["warnings"] == []
+    assert details["whole"] is False and details["not_whole_reasons"] == ["2 of 102 PGs are not active+clean"]
+    assert metrics["progress_fraction"] == pytest.approx(100 / 102)
+
+
+def test_luminous_overall_status_alone_does_not_decide_health():
+    document = json.loads(read_fixture("ceph", "older-layouts/published-luminous-12.2-opensds.status.json"))
+    document["health"].update(status="HEALTH_OK", checks={})
+    result = parse(json.dumps(document), "ok")
+    assert result["details"]["health"] == "HEALTH_OK" and result["details"]["health_checks"] == {}
+
+
+def test_published_luminous_release_candidate_checks_carry_their_message_directly():
+    result = _older("published-luminous-12.1-rook.status.json")
+    checks = result["details"]["health_checks"]
+    assert checks["OSD_DOWN"] == {"severity": "HEALTH_WARN", "message": "1 osds down"}
+    assert checks["PG_AVAILABILITY"]["message"] == "Reduced data availability: 100 pgs stale"
+    assert result["metrics"]["osds_up"] == 0 and result["details"]["whole"] is False
+    assert result["details"]["pgs_by_state"] == {"stale+active+clean": 100}
+
+
+@pytest.mark.parametrize("name", ["jewel-degraded.pg_stat.json", "flat-degraded.pg_stat.json"])
+def test_older_pg_stat_reads_raw_bytes_and_has_no_pg_ready(name):
+    result = _older(name)
+    details, metrics = result["details"], result["metrics"]
+    assert details["kind"] == "pg_stat" and details["pg_ready"] is None and details["health"] is None
+    assert metrics["used_bytes"] == 1682427904 and metrics["total_bytes"] == 6442450944
+    assert metrics["data_bytes"] == 536870936 and metrics["pgs"] == 33
+    assert metrics["degraded_objects"] == 513 and metrics["progress_fraction"] == 0.5
+    assert result["valid"] is True and details["whole"] is False
+
+
+def test_older_pg_stat_gives_the_same_metrics_as_the_pacific_capture():
+    pacific = _parse("recovery/degraded_osd_destroyed.pg_stat.json")["metrics"]
+    for name in ("jewel-degraded.pg_stat.json", "flat-degraded.pg_stat.json"):
+        older = _older(name)["metrics"]
+        differing = sorted(key for key in pacific if pacific[key] != older[key])
+        # the capture also had client I/O rates; the older documents were written without them
+        assert differing == ["client_write_bytes_per_s"] or differing == [], (name, differing)
+

@@ -239,7 +239,7 @@ def test_truncated_before_config_is_an_error():
     ("", "output is empty"),
     ("no pools available\n", "no pool status"),
     ("  pool: tank\n state: ONLINE\n  scan: resilver is fine\nconfig:\n\n" + HEADER + "\ttank ONLINE 0 0 0\n\n"
-     "errors: No known data errors\n", "none of the OpenZFS 2.1 forms"),
+     "errors: No known data errors\n", "none of the known forms \\(OpenZFS 0.8-2.3"),
     (RESILVERED + RESILVERED, "2 'pool:' lines"),
     ("NAME    SIZE  ALLOC   FREE\ntank   1.88G   612M  1.28G\n", "outside any section"),
 ])
@@ -384,7 +384,7 @@ def test_zfs21_scrub_that_repaired_checksum_errors():
     assert details["action"].startswith("Determine if the device needs to be replaced, and clear the errors using")
 
 
-ZOL = "zol-0.7-layout"
+ZOL = "zol-0.6-layout"
 
 
 def _zol(name):
@@ -435,3 +435,145 @@ def test_a_tree_whose_indentation_was_lost_is_refused_not_counted():
     flat = "\n".join(("\t" + line.strip()) if line.strip() else line for line in body.splitlines())
     with pytest.raises(ParseError, match="the vdev tree has lost its indentation \\(tank, mirror-0, replacing-0"):
         parse(head + "config:" + flat + "\nerrors:" + errors, "flattened")
+
+
+# -- ZFS on Linux 0.7.8 (the storage study's version): reconstructed from zfs-0.7.8's formats ----------
+
+ZOL78 = "zol-0.7.8"
+OLD_WARNING = "scan issued bytes and issue rate are null: ZFS on Linux 0.6/0.7"
+
+
+def _zol78(name):
+    return parse(read_fixture("zpool", ZOL78 + "/" + name), name)
+
+
+def test_zol_078_resilver_gives_the_openzfs_2_fields_and_warns_of_the_missing_ones():
+    result = _zol78("resilver-in-progress.txt")
+    metrics = result["metrics"]
+    assert metrics["scan_scanned_bytes"] == round(12.4 * 1024 ** 3) and metrics["scan_total_bytes"] == round(40.1 * 1024 ** 3)
+    assert metrics["scan_rate_bytes_per_s"] == round(98.2 * 1024 ** 2) and metrics["scan_to_go_s"] == 4 * 60
+    assert metrics["scan_processed_bytes"] == round(6.15 * 1024 ** 3) and metrics["scan_percent_done"] == 30.92
+    assert metrics["scan_issued_bytes"] is None and metrics["scan_issue_rate_bytes_per_s"] is None
+    assert metrics["progress_fraction"] == pytest.approx(0.3092) and metrics["leaf_vdevs"] == 3
+    assert [w for w in result["warnings"] if w.startswith(OLD_WARNING)] == result["warnings"] != []
+    details = result["details"]
+    assert details["state"] == "DEGRADED" and details["resilvering_vdevs"] == ["sdd"]
+    assert details["scan"]["started_iso"] == "2026-11-24T10:12:01" and details["whole"] is False
+
+
+def test_zol_078_first_second_reads_one_byte_units():
+    scan = _zol78("resilver-first-second.txt")["details"]["scan"]
+    assert (scan["scanned_bytes"], scan["scan_rate_bytes_per_s"], scan["processed_bytes"]) == (1, 1, 0)
+    assert scan["percent_done"] == 0.0 and scan["to_go_s"] is None
+
+
+def test_zol_078_paused_scrub_has_no_rate_and_three_spaces_before_its_start():
+    result = _zol78("scrub-paused.txt")
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["started"]) == ("scrub", "paused", "Sun Nov 1 00:24:04 2026")
+    assert scan["scanned_bytes"] == 512 * 1024 ** 3 and scan["total_bytes"] == round(1.2 * 1024 ** 4)
+    assert scan["scan_rate_bytes_per_s"] is None and scan["to_go_s"] is None and scan["percent_done"] == 41.67
+    assert result["details"]["whole"] is True and result["metrics"]["progress_fraction"] == 1.0
+
+
+@pytest.mark.parametrize("name, function, state, processed, seconds", [
+    ("resilvered.txt", "resilver", "finished", 20 * 1024 ** 3, 7 * 60),
+    ("scrubbed.txt", "scrub", "finished", 0, 72 * 60),
+    ("scrub-canceled.txt", "scrub", "canceled", None, None),
+])
+def test_zol_078_finished_and_canceled(name, function, state, processed, seconds):
+    result = _zol78(name)
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["processed_bytes"], scan["duration_s"]) == (
+        function, state, processed, seconds)
+    assert result["details"]["whole"] is True and result["warnings"] == []
+
+
+def test_zol_078_has_no_p_option():
+    with pytest.raises(ParseError, match="zpool printed no pool status: invalid option 'p'"):
+        _zol78("status-p.stderr.txt")
+
+
+def test_zol_078_running_scan_cut_before_its_rate_is_refused():
+    text = read_fixture("zpool", ZOL78 + "/resilver-in-progress.txt").replace(" at 98.2M/s, 0h4m to go", "")
+    with pytest.raises(ParseError, match="stops before the rate and the time to go"):
+        parse(text, "cut")
+
+
+@pytest.mark.parametrize("name", ["zol-0.7.8/resilver-in-progress.txt", "published/zol-0.6.2-issue2973-scrubbed-logs-cache.txt",
+                                  "published/illumos-r151046-omnios1483-scrubbed.txt"])
+def test_an_older_tree_whose_indentation_was_lost_is_refused(name):
+    text = read_fixture("zpool", name)
+    head, config = text.split("config:", 1)
+    body, errors = config.split("errors:", 1)
+    flat = "\n".join(("\t" + line.strip()) if line.strip() else line for line in body.splitlines())
+    with pytest.raises(ParseError, match="the vdev tree has lost its indentation"):
+        parse(head + "config:" + flat + "\nerrors:" + errors, "flattened")
+
+
+# -- outputs of older versions published by users (tests/fixtures/zpool/published/README.md) -------------
+
+@pytest.mark.parametrize("name, function, state, percent, processed, whole, leaves", [
+    ("zol-0.6-issue3267-resilver-logs-cache", "resilver", "in_progress", 0.39, 0, False, 6),
+    ("zol-0.6.2-issue2973-scrubbed-logs-cache", "scrub", "finished", 100.0, 0, True, 5),
+    ("zol-0.7.0-issue6432-resilver", "resilver", "in_progress", 0.35, 229 * 1024 ** 2, False, 5),
+    ("zol-0.7.12-issue8205-scrub-repaired", "scrub", "finished", 100.0, 204 * 1024, True, 4),
+    ("illumos-2013-smartos159-scrub-repaired", "scrub", "finished", 100.0, round(15.3 * 1024 ** 2), True, 5),
+    ("illumos-r151046-omnios1483-scrubbed", "scrub", "finished", 100.0, 0, True, 11),
+])
+def test_published_older_outputs(name, function, state, percent, processed, whole, leaves):
+    result = parse(read_fixture("zpool", "published/%s.txt" % name), name)
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["percent_done"], scan["processed_bytes"]) == (
+        function, state, percent, processed)
+    assert result["valid"] is True and result["details"]["whole"] is whole and result["metrics"]["leaf_vdevs"] == leaves
+    assert (OLD_WARNING in " ".join(result["warnings"])) is (state == "in_progress")
+
+
+def test_published_zol_06_scan_times():
+    assert parse(read_fixture("zpool", "published/zol-0.6.2-issue2973-scrubbed-logs-cache.txt"))["details"]["scan"][
+        "duration_s"] == 2 * 3600 + 54 * 60
+    assert parse(read_fixture("zpool", "published/zol-0.7.0-issue6432-resilver.txt"))["details"]["scan"][
+        "to_go_s"] == 10 * 3600 + 57 * 60
+    omnios = parse(read_fixture("zpool", "published/illumos-r151046-omnios1483-scrubbed.txt"))
+    assert omnios["metrics"]["scan_duration_s"] == 17 * 60 + 47
+    assert [v["class"] for v in omnios["details"]["vdevs"]].count("logs") == 2
+
+
+def test_published_resilver_past_100_percent_warns_and_is_not_whole():
+    result = parse(read_fixture("zpool", "published/zol-0.6.5-issue5066-resilver-past-100.txt"), "5066")
+    scan = result["details"]["scan"]
+    assert scan["percent_done"] == 470.2 and scan["to_go_s"] is None
+    assert scan["scanned_bytes"] == round(26.3 * 1024 ** 4) and scan["total_bytes"] == round(5.59 * 1024 ** 4)
+    assert "resilver reports 470.20% done (more issued than its total estimate)" in result["warnings"]
+    assert result["metrics"]["progress_fraction"] == 1.0 and result["details"]["whole"] is False
+    guid = [v for v in result["details"]["vdevs"] if v["name"] == "15492525564993373685"][0]
+    assert (guid["state"], guid["note"], guid["parent"]) == ("OFFLINE", "was /dev/sdb2", "replacing-2")
+
+
+def test_published_decimal_comma_is_refused_naming_the_locale():
+    with pytest.raises(ParseError, match="decimal comma \\(zpool ran in a non-C locale\\): run zpool status with LC_ALL=C"):
+        parse(read_fixture("zpool", "published/zol-0.7.11-issue8611-decimal-comma.txt"), "8611")
+
+
+# -- OpenSolaris before build 147 / zfs-fuse: print_scrub_status's other forms (built from its format) --
+
+def _fuse_scrub_line(line):
+    return read_fixture("zpool", "zfs-fuse-0.7.0/healthy.txt").replace("scrub: none requested", "scrub: " + line)
+
+
+def test_opensolaris_running_scan_is_one_line():
+    # "%s in progress for %lluh%um, %.2f%% done, %lluh%um to go\n"
+    result = parse(_fuse_scrub_line("resilver in progress for 0h5m, 12.50% done, 0h35m to go"), "b141")
+    scan = result["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["percent_done"], scan["to_go_s"]) == (
+        "resilver", "in_progress", 12.5, 35 * 60)
+    assert result["metrics"]["progress_fraction"] == 0.125 and result["details"]["whole"] is False
+    assert any(w.startswith("scan bytes and rates are null: OpenSolaris") for w in result["warnings"])
+
+
+def test_opensolaris_stopped_scan_is_canceled():
+    # "%s %s after %lluh%um with %llu errors on %s" with "stopped"
+    scan = parse(_fuse_scrub_line("scrub stopped after 0h3m with 0 errors on Mon Nov 23 17:59:43 2026"))["details"]["scan"]
+    assert (scan["function"], scan["state"], scan["duration_s"], scan["ended"]) == (
+        "scrub", "canceled", 180, "Mon Nov 23 17:59:43 2026")
