@@ -98,3 +98,21 @@ def test_since_file_never_written_fails_without_polling(tmp_path, monkeypatch):
     assert failed and "since_file" in out["msg"] and "never" in out["msg"]
     assert done.exists()  # written on failure too: the playbook does not wait for its own timeout
     assert calls.read_text().strip() == "0"
+
+
+def test_zfs_on_linux_0_7_without_status_p(tmp_path, monkeypatch):
+    """ZoL 0.7 (the study's 0.7.8) refuses `zpool status -p` (usage on stderr, rc 2): polled without -p."""
+    old = os.path.join(FIXTURES, "zpool", "zol-0.7.8")
+    script = tmp_path / "bin" / "zpool"
+    script.parent.mkdir()
+    calls = tmp_path / "calls"
+    script.write_text("#!/bin/sh\n"
+                      f'echo "$*" >> {calls}\n'
+                      f'case "$*" in *-p*) cat {old}/status-p.stderr.txt >&2; exit 2 ;; esac\n'
+                      f"cat {old}/resilvered.txt\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{script.parent}:{os.environ['PATH']}")
+    failed, out = run_module(storage_rebuild_poll, {"system": "zfs", "pool": "tank", "interval_s": 0.05, "settle_s": 0})
+    assert not failed, out
+    assert calls.read_text().splitlines() == ["status -p tank", "status tank"]
+    assert out["command"] == ["zpool", "status", "tank"] and out["whole"] is True

@@ -256,6 +256,10 @@ def poll(module):
     while True:
         t = time.time() - since
         rc, out, err = module.run_command(command, environ_update=env)
+        if rc != 0 and "-p" in command and "invalid option 'p'" in (err or out):
+            # ZFS on Linux 0.7 (the study's 0.7.8) has no `zpool status -p`: its sizes are read as printed
+            command = [c for c in command if c != "-p"]
+            rc, out, err = module.run_command(command, environ_update=env)
         if rc != 0:
             module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(command), rc, (err or out).strip()[:500]),
                              samples=len(samples))
