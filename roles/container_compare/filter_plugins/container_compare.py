@@ -46,7 +46,7 @@ VARIANTS = ("native", "docker", "podman", "lxc", "lxd", "kvm")
 WORKLOADS = {
     "web": {"tool": "ab", "runs_in": "client", "x": "concurrency", "metrics": {
         "requests_per_s": ["requests_per_s", 1], "time_per_request_ms": ["time_per_request_ms", 1],
-        "p50_ms": ["p50_ms", 1], "p99_ms": ["p99_ms", 1], "failed_requests": ["failed_requests", 1],
+        "time_taken_s": ["time_taken_s", 1], "p50_ms": ["p50_ms", 1], "p99_ms": ["p99_ms", 1], "failed_requests": ["failed_requests", 1],
         "transfer_rate_kb_s": ["transfer_rate_kb_s", 1]}},
     "ftp": {"tool": "lftp", "runs_in": "client", "x": "direction", "metrics": {
         "rate_mib_s": ["rate_mib_s", 1], "transfer_s": ["transfer_s", 1], "bytes": ["transferred_bytes", 1]}},
@@ -296,8 +296,8 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
             section["x"] = spec["x"]
         sections.append(section)
         for metric in metrics:
-            hib[metric] = not metric.endswith(("_ms", "_us", "total_s", "errors", "failed_requests", "retransmits",
-                                               "_cpu_pct"))
+            hib[metric] = not metric.endswith(("_ms", "_us", "total_s", "transfer_s", "time_taken_s", "errors",
+                                               "failed_requests", "retransmits", "_cpu_pct"))
     items = _index_items(workloads, settings)
     notes = []
     if emulated:
