@@ -6,7 +6,8 @@ ranking of the variants per metric with the significance of each step between ne
 Part of the report (scripts/testbed_report.py is its command line; docs/architecture.md). Spec keys:
 
 * ``report.pivots``: ``[{title, metric, rows: <parameter name>, where, notes, reference}]``: one
-  table per item, a row per value of the parameter ``rows`` (e.g. the rate), a column per variant
+  table per item, a row per value of the parameter ``rows`` (e.g. the rate; ``repetition``: a row
+  per repetition, each run shown), a column per variant
   (e.g. the scheduler) with mean ± half-width of the CI (n); ``reference`` ``{label, values: {row
   value: {variant: number}}}`` adds the study's cell under each measured one.
 * ``report.ranking``: ``{metrics: [names], by: <parameter name or null>, where, title}``: per
@@ -73,7 +74,7 @@ def _groups(docs, by):
     """{(variant, value of `by` as a JSON key): docs}, and the values of `by` in sorted order."""
     groups, values = {}, {}
     for doc in docs:
-        value = doc["parameters"].get(by) if by else None
+        value = None if not by else doc.get("repetition") if by == "repetition" else doc["parameters"].get(by)
         values.setdefault(json_key(value), value)
         groups.setdefault((doc["variant"], json_key(value)), []).append(doc)
     order = sorted(values, key=lambda k: (not isinstance(values[k], (int, float)), values[k] if isinstance(

@@ -206,6 +206,8 @@ def test_report_spec():
     assert any("same two disks" in n for n in spec["notes"]) and any("Lab run" in n for n in spec["notes"])
     assert any("ceph tell osd.* cache drop" in n and "not dropped" not in n for n in spec["notes"])
     assert not any("Lab run" in n for n in sc.sc_report(["ceph", "zfs"], ["fio"], SETTINGS, "ceph")["notes"])
+    assert spec["pivots"][0]["rows"] == "repetition" and spec["pivots"][0]["where"] == {"workload": "oltp"}
+    assert "pivots" not in sc.sc_report(["zfs"], ["fio"], SETTINGS)
     with pytest.raises(AnsibleFilterError, match="workloads must name known"):
         sc.sc_report(["zfs"], ["iometer"], SETTINGS)
 

@@ -85,3 +85,13 @@ def test_bad_spec_is_named(tmp_path, spec, fragment):
     with pytest.raises(ReportError) as error:
         _run(tmp_path, dict(SPEC, **spec))
     assert fragment in str(error.value)
+
+
+def test_pivot_by_repetition_shows_each_run(tmp_path):
+    spec = dict(SPEC, pivots=[{"title": "each run", "metric": "net_io_kb_s", "rows": "repetition",
+                               "where": {"rate": 100}}])
+    text = _run(tmp_path, spec)
+    table = text[text.index("## each run"):]
+    assert "| repetition | rr | wrr | lc |" in table
+    assert "| 1 | 80.00 (1) | 95.00 (1) | 70.00 (1) |" in table
+    assert "| 3 | 79.00 (1) | 94.00 (1) | 69.00 (1) |" in table
