@@ -125,12 +125,18 @@ def test_workloads_missing_setting():
 # cc_point on real outputs
 # ---------------------------------------------------------------------------
 
+def _proc_stat(name):
+    with open(os.path.join(FIXTURES, "proc_stat", name)) as handle:
+        return handle.read()
+
+
 def test_point_web():
     result = cc.cc_point([_run("ab", "normal_n2000.txt")], _point("web", concurrency=10), {"hosts": {}}, FINGERPRINT)
     assert result["valid"], result["reasons"]
+    assert result["metrics"]["host_busy_pct"] is None  # no /proc/stat given: not measured, still valid
     assert result["metrics"]["requests_per_s"] > 0
     assert result["metrics"]["time_per_request_ms"] > 0
-    assert set(result["metrics"]) == set(cc.WORKLOADS["web"]["metrics"])
+    assert set(result["metrics"]) == set(cc.WORKLOADS["web"]["metrics"]) | set(cc.HOST_CPU)
     assert result["extra"]["runtime"] == FINGERPRINT
     assert result["extra"]["workload"] == "web"
     assert "ab.txt" in result["raw"]
@@ -277,3 +283,20 @@ def test_point_hpcc():
     assert result["metrics"]["hpl_gflops"] == 1.98986
     assert result["metrics"]["stream_triad_gb_s"] == 36.2899
     assert result["metrics"]["random_access_gups"] == 0.120729
+
+
+def test_point_host_cpu_over_the_workload():
+    """The whole host's CPU between /proc/stat before and after the workload (a 2 s `yes` on one CPU
+    of a real 2-CPU host: tests/fixtures/proc_stat)."""
+    stat = [_proc_stat("yes_2s_before.txt"), _proc_stat("yes_2s_after.txt")]
+    result = cc.cc_point([_run("ab", "normal_n2000.txt")], _point("web", concurrency=10), {"hosts": {}}, FINGERPRINT,
+                         None, stat)
+    assert result["valid"], result["reasons"]
+    assert 45 <= result["metrics"]["host_busy_pct"] <= 100
+    assert result["metrics"]["host_system_pct"] is not None and result["metrics"]["host_softirq_pct"] is not None
+    bad = cc.cc_point([_run("ab", "normal_n2000.txt")], _point("web", concurrency=10), {"hosts": {}}, FINGERPRINT,
+                      None, ["cpu 1 2", "garbage"])
+    assert bad["valid"] and bad["metrics"]["host_busy_pct"] is None
+    assert any(w.startswith("host CPU not computed") for w in bad["warnings"])
+    spec = cc.cc_report([{"variant": "native"}], ["web"], {})
+    assert "host_busy_pct" in spec["sections"][0]["metrics"] and spec["higher_is_better"]["host_busy_pct"] is False

@@ -35,6 +35,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
+from ansible.module_utils import testbed_sampling as sampling  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
 VARIANTS = ("native", "docker", "podman", "lxc", "lxd", "kvm")
@@ -74,7 +75,12 @@ WORKLOADS = {
 }
 
 # Metrics that may be null in a valid point (not every run reports them).
-OPTIONAL = ("first_byte_ms", "retransmits", "errors", "xz_speed_mib_s")
+OPTIONAL = ("first_byte_ms", "retransmits", "errors", "xz_speed_mib_s", "host_busy_pct", "host_system_pct",
+            "host_softirq_pct")
+
+# The whole host's CPU over the point's workload (/proc/stat read before and after it, % of all CPUs):
+# study A loaded the machine to ~99 %, study B charged the network's cost to the host (perf stat -a).
+HOST_CPU = {"host_busy_pct": "busy_pct", "host_system_pct": "system_pct", "host_softirq_pct": "softirq_pct"}
 
 # Study A's overall index (Table 3.1): four metrics, each a ratio to native.
 # label: (workload, metric, extra condition from the settings, study A's tool).
@@ -196,14 +202,31 @@ def _disk_metrics(parsed, pattern):
             "clat_p99_us": found.get(f"{side}_clat_p99_us"), "lat_mean_us": found.get(f"{side}_lat_mean_us")}
 
 
-def cc_point(runs, point, environment, fingerprint, extra=None):
+def _host_cpu(host_stat):
+    """{host_busy_pct, ...} from the host's /proc/stat text before and after the workload
+    (``[before, after]``), with a warning when they cannot be read; all None without them."""
+    empty = dict.fromkeys(HOST_CPU)
+    if not host_stat:
+        return empty, []
+    if not isinstance(host_stat, (list, tuple)) or len(host_stat) != 2 or not all(isinstance(t, str) for t in host_stat):
+        return empty, ["host CPU not computed: host_stat must be the /proc/stat text before and after the workload"]
+    try:
+        whole = sampling.cpu_percentages(host_stat[0], host_stat[1])["all"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return empty, [f"host CPU not computed: {exc}"]
+    return {name: whole.get(key) for name, key in HOST_CPU.items()}, []
+
+
+def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
     """One point's result for the sweep's store from its tool runs.
 
     ``runs``: the ``testbed_workload_result`` of each tool run of the point
     (the measuring run last; earlier ones, e.g. a preparation, only have to
     succeed); ``point``: the sweep point (``parameters.workload`` names the
     workload); ``fingerprint``: the variant's runtime fingerprint, kept in the
-    point's ``extra.runtime``. Returns the storable result (``workload_result``
+    point's ``extra.runtime``; ``host_stat``: the host's /proc/stat text before and after the
+    workload, for the host-wide CPU metrics (``host_busy_pct``, ``host_system_pct``,
+    ``host_softirq_pct``: % of all CPUs). Returns the storable result (``workload_result``
     shape) with the workload's metrics under their report names.
     """
     fname = "cc_point"
@@ -237,6 +260,9 @@ def cc_point(runs, point, environment, fingerprint, extra=None):
         found = ((measured.get("parsed") or {}).get("metrics") or {})
         size, seconds = found.get("uncompressed_bytes"), measured.get("duration_s")
         result["metrics"]["compress_mb_s"] = size / seconds / 1e6 if size and seconds else None
+    host, warnings = _host_cpu(host_stat)
+    result["metrics"].update(host)
+    result.setdefault("warnings", []).extend(warnings)
     for run in runs[:-1]:
         if run.get("rc") not in (0, None) or not run.get("finished", True):
             result["valid"] = False
@@ -291,13 +317,14 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         metrics = list(spec["metrics"]) if name != "disk" else ["iops", "bandwidth_mib_s", "clat_p99_us"]
         where = "in the guest" if spec["runs_in"] == "guest" else "client on the host"
         metrics += {"ftp": ["total_s", "first_byte_ms"], "compress": ["compress_mb_s"]}.get(name, [])
+        metrics += list(HOST_CPU)
         section = {"title": f"{name} ({spec['tool']}, {where})", "where": {"workload": name}, "metrics": metrics}
         if spec["x"]:
             section["x"] = spec["x"]
         sections.append(section)
         for metric in metrics:
             hib[metric] = not metric.endswith(("_ms", "_us", "total_s", "transfer_s", "time_taken_s", "errors",
-                                               "failed_requests", "retransmits", "_cpu_pct"))
+                                               "failed_requests", "retransmits", "_cpu_pct")) and metric not in HOST_CPU
     items = _index_items(workloads, settings)
     notes = []
     if emulated:
