@@ -188,6 +188,7 @@ def test_sigint_mid_iperf3_then_rerun(tmp_path):
             proc.send_signal(signal.SIGINT)
     first = fault_run.start("playbooks/nfv-chain.yml", results, args)
     rc, out = fault_run.run_with_fault(first, results, lambda line: IPERF3_START in line, interrupt, 2, 900)
+    os.replace(os.path.join(str(tmp_path), "sweep.log"), os.path.join(str(tmp_path), "sweep-interrupted.log"))
     assert rc not in (0, None), out[-4000:]
     assert run_docs(results) == {}, "an interrupted point was stored"
     left = client_procs("iperf3")
@@ -214,6 +215,8 @@ def test_sigint_mid_iperf3_then_rerun(tmp_path):
         rc2, out2 = fault_run.run_with_fault(again, results, at_line, None, 0, 1500)
     finally:
         decoy.kill()
+    with open(os.path.join(str(tmp_path), "sigint.json"), "w") as handle:   # what was seen, for a look afterwards
+        json.dump({"first_rc": rc, "left": left, "decoys": decoys, "seen": seen, "rerun_rc": rc2}, handle, indent=1)
     assert rc2 == 0, explain(rc2, out2)
     runs = glob.glob(os.path.join(str(results), "nfv_chain", "*", "run.json"))
     assert len(runs) == 1, ("the rerun started a new run instead of resuming", runs)
