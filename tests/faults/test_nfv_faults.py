@@ -23,10 +23,14 @@ import time
 import fault_run
 from playbook_run import explain
 
+# A chain of its own (name, subnets, bridges): a fault case never touches a chain another run keeps
+# on the same Docker host (the default chain is nfv on 10.231.0.0/16, bridges nfv-*).
+CHAIN = "nfvfault"
+OWN_CHAIN = ["-e", f"nfv_chain_name={CHAIN}", "-e", "nfv_chain_subnet_prefix=10.232", "-e", "nfv_chain_bridge_prefix=nff-"]
 SCENARIOS = '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}, {"name": "1-vnf", "hops": ["firewall"]}]}'
-SHORT = ["-e", SCENARIOS, "-e", "nfv_measure_repetitions=1", "-e", "nfv_measure_fidelity=false"]
-CLIENT = "nfv-client"
-FIREWALL = "nfv-1-vnf-hop1-firewall"   # roles/nfv_chain: <chain>-<scenario>-hop<N>-<type>
+SHORT = OWN_CHAIN + ["-e", SCENARIOS, "-e", "nfv_measure_repetitions=1", "-e", "nfv_measure_fidelity=false"]
+CLIENT = f"{CHAIN}-client"
+FIREWALL = f"{CHAIN}-1-vnf-hop1-firewall"   # roles/nfv_chain: <chain>-<scenario>-hop<N>-<type>
 IPERF3_START = "TASK [testbed_workload : Run with LC_ALL=C: iperf3]"
 POINTS = {"baseline__duration_s-10_protocol-tcp_streams-1__rep1", "1-vnf__duration_s-10_protocol-tcp_streams-1__rep1"}
 
@@ -88,9 +92,9 @@ def assert_fault_recovered(results, output, component):
 
 
 def assert_chain_removed():
-    left = sh("docker", "ps", "-a", "--filter", "label=org.testbed.nfv-chain=nfv", "--format", "{{.Names}}")
+    left = sh("docker", "ps", "-a", "--filter", f"label=org.testbed.nfv-chain={CHAIN}", "--format", "{{.Names}}")
     assert left.stdout.strip() == "", "containers of the chain left after cleanup: " + left.stdout
-    nets = sh("docker", "network", "ls", "--filter", "label=org.testbed.nfv-chain=nfv", "--format", "{{.Name}}")
+    nets = sh("docker", "network", "ls", "--filter", f"label=org.testbed.nfv-chain={CHAIN}", "--format", "{{.Name}}")
     assert nets.stdout.strip() == "", "networks of the chain left after cleanup: " + nets.stdout
 
 
@@ -141,7 +145,7 @@ def test_firewall_link_pulled_mid_point(tmp_path):
 
     def pull_link(_proc):
         if wait_for_iperf3():
-            veth, inside = host_veth(FIREWALL, "nfv-1-vnf-net1")   # segment 1 of 1-vnf: firewall -> backend
+            veth, inside = host_veth(FIREWALL, f"{CHAIN}-1-vnf-net1")   # segment 1 of 1-vnf: firewall -> backend
             pulled.append((veth, inside, sh("ip", "link", "set", veth, "down", check=False)))
     rc, out = run_with_fault(results, pull_link)
     assert pulled and pulled[0][2].returncode == 0, (pulled, out[-4000:])
@@ -149,7 +153,7 @@ def test_firewall_link_pulled_mid_point(tmp_path):
     assert rc == 0, explain(rc, out)
     assert_complete_and_valid(results, out)
     assert_fault_recovered(results, out, f"{FIREWALL} link {inside}")
-    assert "changed: [localhost] => (item=nfv-1-vnf-hop1-firewall)" in out   # restarted by the recover hook
+    assert f"changed: [localhost] => (item={FIREWALL})" in out   # restarted by the recover hook
     assert_chain_removed()
     assert not os.path.exists(f"/sys/class/net/{veth}"), f"the pulled veth {veth} is still on the host"
 
@@ -180,7 +184,7 @@ def test_sigint_mid_iperf3_then_rerun(tmp_path):
     it) before measuring, completes with exit 0 and the point valid, and removes the chain.
     """
     results = tmp_path / "results"
-    args = ["-e", '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}]}', "-e", "nfv_measure_repetitions=1",
+    args = OWN_CHAIN + ["-e", '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}]}', "-e", "nfv_measure_repetitions=1",
             "-e", "nfv_measure_fidelity=false", "-e", "nfv_measure_duration_s=60"]
 
     def interrupt(proc):
