@@ -12,7 +12,7 @@ kills the guest's qemu with SIGKILL. Expected the same way: a fault document nam
 guest started (booted) again by its runtime role with its servers, the point measured again, every
 point valid, exit 0, no guest left after cleanup.
 
-Needs root and dockerd (scripts/ensure-dockerd.sh); a few minutes (the KVM case about half an hour).
+Needs root and dockerd (scripts/ensure-dockerd.sh); a few minutes (the KVM case about a quarter of an hour).
 Not part of `make test`.
 """
 

@@ -269,6 +269,9 @@ def test_nfv_health_names_a_running_container_whose_link_is_down():
     failed = [{"item": "nfv-client", "rc": 1, "stderr": "OCI runtime exec failed"}]
     assert nfv_measure_filters.nfv_health([client], failed)["problems"] == [
         {"component": "nfv-client", "evidence": "its links could not be read: OCI runtime exec failed"}]
+    failed = [{"item": "nfv-client", "failed": False, "msg": "Error while running exec: container is not running"}]
+    assert nfv_measure_filters.nfv_health([client], failed)["problems"] == [
+        {"component": "nfv-client", "evidence": "its links could not be read: Error while running exec: container is not running"}]
     links[0]["stdout"] = "eth0 up 1 02:42:0a:e7:08:14\neth1 up 1 02:42:0a:e7:09:0a"
     assert nfv_measure_filters.nfv_health([fw, client, backend], links) == {"ok": True, "problems": [], "links_down": []}
 

@@ -361,7 +361,7 @@ def nfv_health(infos, links=None):
                 state.get("Status", "not running"), state.get("ExitCode"))})
         elif state.get("Paused"):
             problems.append({"component": name, "evidence": "the container is paused"})
-        elif name in read and read[name].get("rc", 0) != 0:
+        elif name in read and read[name].get("rc") != 0:   # no rc: the exec itself failed (its msg says why)
             problems.append({"component": name, "evidence": "its links could not be read: " + str(
                 read[name].get("stderr") or read[name].get("msg") or "rc {}".format(read[name].get("rc")))[:300]})
         elif name in read:
