@@ -6,25 +6,43 @@ own results directory; while the first docker point's load runs, the Docker gues
 recover hook starts the guest again (its servers too), the point is measured again, and the run
 completes with every point a real measurement and cleanup done (no guest left).
 
-Needs root and dockerd (scripts/ensure-dockerd.sh); a few minutes. Not part of `make test`.
+The LXC case (native and lxc) stops the LXC guest with `lxc-stop` while its first point's sysbench
+runs; the KVM case (native and kvm; the KVM guest is emulated here, TCG: each boot takes minutes)
+kills the guest's qemu with SIGKILL. Expected the same way: a fault document naming the guest, the
+guest started (booted) again by its runtime role with its servers, the point measured again, every
+point valid, exit 0, no guest left after cleanup.
+
+Needs root and dockerd (scripts/ensure-dockerd.sh); a few minutes (the KVM case about a quarter of an hour).
+Not part of `make test`.
 """
 
 import glob
 import json
 import os
+import signal
 import subprocess
 import time
 
 import fault_run
 
-SHORT = ["-e", '{"container_compare_variants": ["native", "docker"]}', "-e", '{"container_compare_workloads": ["cpu"]}',
-         "-e", '{"container_compare_cpu_threads": [1]}', "-e", "container_compare_cpu_duration_s=6",
-         "-e", "container_compare_repetitions=2", "-e", "container_compare_fidelity=false", "-e", "testbed_run_id=new"]
+STATE = "/var/lib/testbed/lab"
+LXC_PATH = "/var/lib/lxc"   # roles/runtime_lxc: runtime_lxc_lxc_path
+
+
+def short(variant):
+    """native and `variant`, the cpu workload at one thread, 6 s, 2 repetitions, no fidelity pairs."""
+    return ["-e", '{"container_compare_variants": ["native", "%s"]}' % variant,
+            "-e", '{"container_compare_workloads": ["cpu"]}',
+            "-e", '{"container_compare_cpu_threads": [1]}', "-e", "container_compare_cpu_duration_s=6",
+            "-e", "container_compare_repetitions=2", "-e", "container_compare_fidelity=false", "-e", "testbed_run_id=new"]
+
+
+SHORT = short("docker")
 DOCKER_LOAD = "TASK [Run sysbench cpu, threads: 1]"
 
 
-def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400):
-    """Run the sweep; once the `after_loads`-th cpu point begins (the docker segment's first:
+def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400, args=None):
+    """Run the sweep; once the `after_loads`-th cpu point begins (the guest segment's first:
     native's two come first), call inject(). Returns (rc, output)."""
     seen = []
 
@@ -32,8 +50,26 @@ def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400):
         if DOCKER_LOAD in line:
             seen.append(line)
         return len(seen) == after_loads
-    proc = fault_run.start("playbooks/container-compare.yml", results, SHORT)
+    proc = fault_run.start("playbooks/container-compare.yml", results, SHORT if args is None else args)
     return fault_run.run_with_fault(proc, results, trigger, lambda _proc: inject(), delay_s, timeout_s)
+
+
+def assert_recovered(results, output, guest):
+    """One guest point or more stored as faults naming `guest`, every one of the 4 points valid, the report's note."""
+    docs = {}
+    for path in glob.glob(os.path.join(str(results), "container_compare", "*", "*__rep*.json")):
+        with open(path) as handle:
+            docs[os.path.basename(path)[:-5]] = json.load(handle)
+    faults = {k: d for k, d in docs.items() if d.get("verdict") == "fault"}
+    points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
+    assert faults, output[-4000:]
+    assert all(k.startswith(guest.split("-")[1] + "__") and "__fault" in k for k in faults), sorted(faults)
+    assert all(any(guest in e["component"] for e in f["evidence"]) for f in faults.values()), \
+        [f["evidence"] for f in faults.values()]
+    assert len(points) == 4 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
+    assert f"Lab fault: guest {guest}" in output, output[-4000:]
+    report = open(glob.glob(os.path.join(str(results), "container_compare", "*", "report.md"))[0]).read()
+    assert "detected and recovered" in report and guest in report
 
 
 def test_docker_guest_killed_mid_point(tmp_path):
@@ -65,3 +101,52 @@ def test_docker_guest_killed_mid_point(tmp_path):
     assert "detected and recovered" in report
     left = subprocess.run(["docker", "ps", "-a", "--filter", "name=cc-docker", "-q"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "the guest was left behind after cleanup"
+
+
+def test_lxc_guest_stopped_mid_point(tmp_path):
+    results = tmp_path / "results"
+    stopped = []
+
+    def stop_guest():
+        # while sysbench runs in the guest (the point's load), not before it
+        for _ in range(240):
+            top = subprocess.run(["lxc-attach", "-P", LXC_PATH, "-n", "cc-lxc", "--", "pgrep", "-x", "sysbench"],
+                                 capture_output=True, text=True, timeout=30)
+            if top.returncode == 0:
+                break
+            time.sleep(0.25)
+        stopped.append(subprocess.run(["lxc-stop", "-P", LXC_PATH, "-n", "cc-lxc"], capture_output=True, text=True,
+                                      timeout=120))
+    rc, output = run_with_fault(results, stop_guest, args=short("lxc"))
+    assert stopped and stopped[0].returncode == 0, (stopped, output[-4000:])
+    assert rc == 0, output[-4000:]
+    assert_recovered(results, output, "cc-lxc")
+    left = subprocess.run(["lxc-info", "-P", LXC_PATH, "-n", "cc-lxc"], capture_output=True, text=True)
+    assert left.returncode != 0, "the LXC guest was left behind after cleanup: " + left.stdout
+
+
+def test_kvm_guest_qemu_killed_mid_point(tmp_path):
+    results = tmp_path / "results"
+    key = os.path.join(STATE, "id_ed25519")
+    killed = []
+
+    def kill_qemu():
+        # while sysbench runs in the guest (over ssh: the guest is emulated, each call takes a moment)
+        for _ in range(120):
+            top = subprocess.run(["ssh", "-p", "2223", "-i", key, "-o", "StrictHostKeyChecking=no",
+                                  "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
+                                  "root@127.0.0.1", "pgrep", "-x", "sysbench"], capture_output=True, text=True, timeout=60)
+            if top.returncode == 0:
+                break
+            time.sleep(0.5)
+        with open(os.path.join(STATE, "cc-kvm.pid")) as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+    rc, output = run_with_fault(results, kill_qemu, args=short("kvm"), timeout_s=3600)
+    assert killed, output[-4000:]
+    assert rc == 0, output[-4000:]
+    assert_recovered(results, output, "cc-kvm")
+    assert not os.path.exists(os.path.join(STATE, "cc-kvm.pid")), "the KVM guest's pid file was left behind"
+    qemu = subprocess.run(["pgrep", "-f", "qemu-system-x86_64 -name cc-kvm "], capture_output=True, text=True)
+    assert qemu.stdout.strip() == "", "the KVM guest's qemu is still running: " + qemu.stdout

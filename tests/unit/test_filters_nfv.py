@@ -242,7 +242,38 @@ def test_nfv_health_names_every_container_that_is_not_running():
         {"component": "nfv-backend", "evidence": "the container does not exist"},
         {"component": "nfv-vnf1", "evidence": "the container is exited (exit code 137)"},
         {"component": "nfv-vnf2", "evidence": "the container is paused"}]
-    assert nfv_measure_filters.nfv_health(infos[:1]) == {"ok": True, "problems": []}
+    assert nfv_measure_filters.nfv_health(infos[:1]) == {"ok": True, "problems": [], "links_down": []}
+
+
+def test_nfv_health_names_a_running_container_whose_link_is_down():
+    def info(name, macs):
+        networks = {net: {"MacAddress": mac} for net, mac in macs.items()}
+        return {"item": name, "exists": True,
+                "container": {"State": {"Running": True, "Paused": False}, "NetworkSettings": {"Networks": networks}}}
+    fw = info("nfv-1-vnf-hop1-firewall", {"nfv-1-vnf-net0": "02:42:0a:e7:08:14", "nfv-1-vnf-net1": "02:42:0A:E7:09:0A"})
+    client = info("nfv-client", {"nfv-1-vnf-net0": "02:42:0a:e7:08:0a"})
+    backend = info("nfv-backend", {})
+    links = [  # as the health hook reads them: looped over the info results, one skipped (not running)
+        {"item": fw, "rc": 0, "stdout": "eth0 up 1 02:42:0a:e7:08:14\neth1 down 0 02:42:0a:e7:09:0a"},
+        {"item": client, "rc": 0, "stdout": "eth0 up 1 02:42:0a:e7:08:0a\nlo unknown 1 00:00:00:00:00:00"},
+        {"item": backend, "skipped": True}]
+    health = nfv_measure_filters.nfv_health([fw, client, backend], links)
+    assert health == {"ok": False, "links_down": ["nfv-1-vnf-hop1-firewall"], "problems": [
+        {"component": "nfv-1-vnf-hop1-firewall link eth1",
+         "evidence": "link eth1 of nfv-1-vnf-hop1-firewall (network nfv-1-vnf-net1) is down, carrier 0: "
+                     "it forwards nothing on that network"}]}
+    # an interface the container brought down itself has no carrier to read ('-'); a failed read is a problem too
+    links[0]["stdout"] = "eth0 up 1 02:42:0a:e7:08:14\neth1 down - 02:42:0a:e7:09:0a"
+    assert nfv_measure_filters.nfv_health([fw], links[:1])["problems"][0]["evidence"].endswith("down, carrier -: "
+                                                                                               "it forwards nothing on that network")
+    failed = [{"item": "nfv-client", "rc": 1, "stderr": "OCI runtime exec failed"}]
+    assert nfv_measure_filters.nfv_health([client], failed)["problems"] == [
+        {"component": "nfv-client", "evidence": "its links could not be read: OCI runtime exec failed"}]
+    failed = [{"item": "nfv-client", "failed": False, "msg": "Error while running exec: container is not running"}]
+    assert nfv_measure_filters.nfv_health([client], failed)["problems"] == [
+        {"component": "nfv-client", "evidence": "its links could not be read: Error while running exec: container is not running"}]
+    links[0]["stdout"] = "eth0 up 1 02:42:0a:e7:08:14\neth1 up 1 02:42:0a:e7:09:0a"
+    assert nfv_measure_filters.nfv_health([fw, client, backend], links) == {"ok": True, "problems": [], "links_down": []}
 
 
 def test_nfv_point_keeps_the_fidelity_pairs_and_the_hand_runs():

@@ -347,9 +347,40 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
     }
 
 
-def nfv_health(infos):
-    """``{ok, problems: [{component, evidence}]}`` from docker_container_info results (one per container)."""
-    problems = []
+def _links_down(info, links):
+    """The links of a running container that are not up: ``[(interface, network, operstate, carrier)]``.
+
+    ``links`` is the container's ``<interface> <operstate> <carrier> <mac>`` lines (read inside it from
+    /sys/class/net); the network is the one whose MAC address Docker gave that interface.
+    """
+    networks = ((info.get("container") or {}).get("NetworkSettings") or {}).get("Networks") or {}
+    by_mac = {(net or {}).get("MacAddress", "").lower(): name for name, net in networks.items()}
+    down = []
+    for line in (links or "").splitlines():
+        fields = line.split()
+        if len(fields) != 4 or fields[0] == "lo":
+            continue
+        interface, operstate, carrier, mac = fields
+        if operstate != "up" or carrier != "1":
+            down.append((interface, by_mac.get(mac.lower(), "?"), operstate, carrier))
+    return down
+
+
+def nfv_health(infos, links=None):
+    """``{ok, problems: [{component, evidence}], links_down: [container]}`` from docker_container_info results
+    (one per container) and, optionally, the results of reading every running container's links (``links``:
+    one per container, ``item`` its name or its info result, ``stdout`` its ``<interface> <operstate> <carrier> <mac>`` lines).
+
+    A running container with a link that is not up (its veth set down or pulled on the host: the end in the
+    container has no carrier) forwards nothing on that network: a problem naming the container and the link,
+    and the container in ``links_down`` (the recover hook restarts it: Docker gives it new veth pairs).
+    """
+    problems, links_down = [], []
+    read = {}
+    for result in links or []:
+        item = result.get("item")   # the container's name, or its docker_container_info result
+        if not result.get("skipped"):
+            read[item.get("item") if isinstance(item, dict) else item] = result
     for info in infos or []:
         name = info.get("item") or "?"
         state = (info.get("container") or {}).get("State") if info.get("exists", True) else None
@@ -362,7 +393,18 @@ def nfv_health(infos):
                 state.get("Status", "not running"), state.get("ExitCode"))})
         elif state.get("Paused"):
             problems.append({"component": name, "evidence": "the container is paused"})
-    return {"ok": not problems, "problems": problems}
+        elif name in read and read[name].get("rc") != 0:   # no rc: the exec itself failed (its msg says why)
+            problems.append({"component": name, "evidence": "its links could not be read: " + str(
+                read[name].get("stderr") or read[name].get("msg") or "rc {}".format(read[name].get("rc")))[:300]})
+        elif name in read:
+            down = _links_down(info, read[name].get("stdout"))
+            for interface, network, operstate, carrier in down:
+                problems.append({"component": "{} link {}".format(name, interface), "evidence": (
+                    "link {} of {} (network {}) is {}, carrier {}: it forwards nothing on that network".format(
+                        interface, name, network, operstate, carrier))})
+            if down:
+                links_down.append(name)
+    return {"ok": not problems, "problems": problems, "links_down": links_down}
 
 
 def _json_text(value):
