@@ -51,14 +51,15 @@ def test_bad_input_stops_before_anything_is_written(tmp_path, extra, sentence):
     assert not results.exists()
 
 
-def test_removing_the_chain_checks_the_settings_first(tmp_path):
-    """nfv_chain_state=absent touches the host: a typo beside it stops the run before that."""
+@pytest.mark.parametrize("absent", ["testbed_state=absent", "nfv_chain_state=absent"])
+def test_removing_the_chain_checks_the_settings_first(tmp_path, absent):
+    """testbed_state=absent (or its older spelling) touches the host: a typo beside it stops the run before that."""
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
-    proc = play("playbooks/nfv-chain.yml", "-e", "nfv_chain_state=absent", "-e", "nfv_chain_nmae=mine",
+    proc = play("playbooks/nfv-chain.yml", "-e", absent, "-e", "nfv_chain_nmae=mine",
                 inventory=inventory, results=tmp_path / "results", timeout=120)
     assert proc.returncode == 10, why(proc)
     assert "unknown variable nfv_chain_nmae: did you mean nfv_chain_name?" in proc.stdout, why(proc)
-    assert "TASK [Only remove the chain" not in proc.stdout, why(proc)
+    assert "TASK [Only remove what the experiment builds" not in proc.stdout, why(proc)
 
 
 def test_the_unreachable_inventory_passes_the_checks(tmp_path):

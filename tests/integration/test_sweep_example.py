@@ -78,6 +78,8 @@ def test_plan_only_writes_nothing(tmp_path):
     (['-e', 'cpu_scaling_threads=2'], "cpu_scaling_threads must be a list of integers, got the string '2'"),
     (['-e', '{"cpu_scaling_threads": [0]}'], "cpu_scaling_threads item 1 must be at least 1, got 0"),
     (['-e', 'cpu_scaling_thread=4'], "unknown variable cpu_scaling_thread: did you mean cpu_scaling_threads?"),
+    (['-e', 'testbed_state=gone'], "testbed_state is 'gone', which is not one of present, absent"),
+    (['-e', 'testbed_state=absent'], "cpu_scaling has no remove hook (tasks/remove.yml)"),
 ])
 def test_bad_input_stops_before_any_point(tmp_path, extra, sentence):
     proc = play(tmp_path, *extra)

@@ -203,3 +203,19 @@ def test_missing_shared_defaults_link_is_reported_first(probe):
     assert "Lab reached" not in ran and "Experiment reached" not in ran
     link = os.path.join(ROOT, "group_vars", "all")
     assert "ln -s %s %s/group_vars/all/000_shared" % (link, probe / "inv") in " ".join(check["msg"].split())
+
+
+def test_names_the_role_sets_itself_are_known_without_a_list(probe):
+    """A key of the role's vars/*.yml or tasks/*.yml (set_fact) or a register: name is derived, never unknown."""
+    role = probe / "roles" / "experiment_probe"
+    (role / "vars").mkdir()
+    (role / "vars" / "main.yml").write_text("---\nprobe_sweep:\n  experiment: probe\n__probe_private: 1\n")
+    (role / "tasks").mkdir()
+    (role / "tasks" / "point.yml").write_text(
+        "---\n- name: Note the health\n  ansible.builtin.set_fact:\n    probe_health: {ok: true}\n"
+        "- name: Run\n  ansible.builtin.command: 'true'\n  register: probe_run\n  changed_when: false\n")
+    proc, _ = run(probe, "-e", "probe_sweep=1", "-e", "probe_health=1", "-e", "probe_run=1", "-e", "probe_privat=1")
+    assert proc.returncode != 0
+    assert results(proc)["Check the experiment's inventory and variables"]["problems"] == [
+        "unknown variable probe_privat: the experiment has no such setting; remove it and see %s for the valid "
+        "names." % (role / "README.md")]

@@ -1,8 +1,8 @@
 """Every setting an operator may give an experiment is checked on the controller, with a bound.
 
-Walks the argument specs of every experiment role and builder role the four experiment playbooks
-hand to testbed_validate (``testbed_validate_experiment_role`` / ``testbed_validate_builder_roles``)
-and their ``meta/testbed_constraints.yml``, and fails when
+Walks the argument specs of every experiment role the four experiment playbooks import the
+prologue with and of the builder roles its ``meta/testbed_experiment.yml`` names, and their
+``meta/testbed_constraints.yml``, and fails when
 
 * an option has no explicit ``type``;
 * an integer (or a list of integers) has no ``maximum`` / ``exclusive_maximum``;
@@ -46,21 +46,25 @@ NO_SSH_REFUSAL = {}
 
 
 def _experiment_roles():
-    """(role, kind) for every experiment and builder role the experiment playbooks validate."""
+    """(role, kind) for every experiment role the experiment playbooks import the prologue with, and its builder roles.
+
+    A playbook names its experiment role once (``testbed_experiment_role`` of its
+    ``import_playbook: experiment-prologue.yml``); the role's ``meta/testbed_experiment.yml``
+    lists the builder roles whose settings the prologue checks with the experiment's.
+    """
     roles = {}
     for name in EXPERIMENT_PLAYBOOKS:
         with open(os.path.join(ROOT, "playbooks", name + ".yml")) as handle:
             plays = yaml.safe_load(handle)
         for play in plays:
-            calls = [role for role in play.get("roles") or () if isinstance(role, dict)]
-            calls += [task for key in ("pre_tasks", "tasks") for task in play.get(key) or ()
-                      if "ansible.builtin.include_role" in task]
-            for role in calls:
-                params = role.get("vars") or {}
-                if params.get("testbed_validate_experiment_role"):
-                    roles.setdefault(params["testbed_validate_experiment_role"], "experiment")
-                for builder in params.get("testbed_validate_builder_roles") or ():
-                    roles.setdefault(builder, "builder")
+            if play.get("ansible.builtin.import_playbook") != "experiment-prologue.yml":
+                continue
+            role = play["vars"]["testbed_experiment_role"]
+            roles.setdefault(role, "experiment")
+            with open(os.path.join(ROOT, "roles", role, "meta", "testbed_experiment.yml")) as handle:
+                declared = yaml.safe_load(handle)["testbed_experiment"]
+            for builder in declared.get("builder_roles") or ():
+                roles.setdefault(builder, "builder")
     return sorted(roles.items())
 
 
