@@ -6,6 +6,8 @@ output line by line, calls ``inject(proc)`` ``delay_s`` after the first line for
 ``trigger(line)`` is true (in a timer thread), waits for the end and keeps the whole output as
 ``sweep.log`` beside the results. Returns ``(returncode, output)``.
 """
+import glob
+import json
 import os
 import subprocess
 import sys
@@ -45,3 +47,12 @@ def run_with_fault(proc, results, trigger, inject, delay_s, timeout_s):
     with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
         handle.write(output)   # kept beside the results for a look at what happened
     return proc.returncode, output
+
+
+def run_docs(results, experiment):
+    """Every point and fault document of the experiment's runs under ``results``, by file name without .json."""
+    docs = {}
+    for path in glob.glob(os.path.join(str(results), experiment, "*", "*__rep*.json")):
+        with open(path) as handle:
+            docs[os.path.basename(path)[:-5]] = json.load(handle)   # a half-written file fails here
+    return docs

@@ -66,11 +66,7 @@ def run_with_fault(results, inject, delay_s=2, timeout_s=1500):
 
 
 def run_docs(results):
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "nfv_chain", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)   # a half-written file fails here
-    return docs
+    return fault_run.run_docs(results, "nfv_chain")
 
 
 def assert_complete_and_valid(results, output):
