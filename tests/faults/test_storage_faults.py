@@ -30,6 +30,7 @@ import signal
 import subprocess
 
 import fault_run
+import pytest
 
 STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio"]}',
@@ -122,9 +123,19 @@ def assert_nothing_of_the_lab_left():
     assert "storage-lab" not in mounts and "/mnt/testbed" not in mounts, mounts
 
 
-def run_rebuild(results, inject, delay_s, extra=("-e", "testbed_run_id=new")):
+def run_rebuild(results, inject, delay_s, trigger=PUT_BACK, extra=("-e", "testbed_run_id=new")):
     proc = fault_run.start("playbooks/storage-compare.yml", results, REBUILD + list(extra))
-    return fault_run.run_with_fault(proc, results, lambda line: PUT_BACK in line, inject, delay_s, 3600)
+    return fault_run.run_with_fault(proc, results, lambda line: trigger in line, inject, delay_s, 3600)
+
+
+def first_result(output, banner):
+    """The first line after the first banner starting with `banner` (ok:, changed:, skipping:...), or ''."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(banner):
+            follow = [x for x in lines[index + 1:index + 6] if x.strip()]
+            return follow[0] if follow else ""
+    return ""
 
 
 def rerun(results):
@@ -168,14 +179,24 @@ def test_storage_vm_killed_during_a_rebuild(tmp_path):
     assert_nothing_of_the_lab_left()
 
 
-def test_sigint_during_a_rebuild_then_rerun(tmp_path):
+# put_back: 2 s after the put-back starts - the resilver runs, the point's timer polls it (and, the
+#   resilver of 64 MB taking seconds, ends by itself, leaving its per-attempt marks behind);
+# disk_out: 1 s after the wipe of the disk taken out starts - the timer still waits for its put-back
+#   mark, and would wait on (storage_compare_rebuild_mark_wait_s) into the rerun: the rerun's setup
+#   hook must stop it, the pool is degraded (one disk offline and wiped) when the rerun builds it.
+SIGINT_AT = {"put_back": (PUT_BACK, 2), "disk_out": ("TASK [storage_zfs : Wipe the disk]", 1)}
+
+
+@pytest.mark.parametrize("moment", sorted(SIGINT_AT))
+def test_sigint_during_a_rebuild_then_rerun(tmp_path, moment):
     results = tmp_path / "results"
     sent = []
 
     def interrupt(proc):
         proc.send_signal(signal.SIGINT)
         sent.append(True)
-    rc, output = run_rebuild(results, interrupt, 2)
+    trigger, delay_s = SIGINT_AT[moment]
+    rc, output = run_rebuild(results, interrupt, delay_s, trigger)
     assert sent, output[-4000:]
     assert rc == 99, output[-4000:]                       # README: interrupted (Ctrl-C)
     assert "User interrupted execution" in output
@@ -186,6 +207,15 @@ def test_sigint_during_a_rebuild_then_rerun(tmp_path):
     rc2, output2 = rerun(results)
     assert rc2 == 0, output2[-4000:]
     assert glob.glob(os.path.join(str(results), "storage_compare", "*", "run.json")) == run_dirs   # resumed, not new
+    assert first_result(output2, "TASK [lab_vm : Start qemu").startswith("skipping:")   # the running VM reused
+    if moment == "put_back":
+        # the interrupted attempt's put-back and done marks were there, and removed before the new timer
+        removed = first_result(output2, "TASK [storage_compare : Remove the put-back and done marks of earlier")
+        assert removed.startswith("changed:") and ".back)" in removed, removed
+    else:
+        # the interrupted attempt's timer was still waiting for its mark: the setup hook stopped it
+        stopped = first_result(output2, "TASK [storage_compare : Stop the processes an interrupted run left")
+        assert stopped.startswith("changed:"), stopped
     assert_rebuild_point_valid(results, output2)
     assert not [d for d in run_docs(results).values() if d.get("verdict") == "fault"]
     assert_nothing_of_the_lab_left()
