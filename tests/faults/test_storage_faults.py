@@ -184,7 +184,7 @@ def test_storage_vm_killed_during_a_rebuild(tmp_path):
 # disk_out: 1 s after the wipe of the disk taken out starts - the timer still waits for its put-back
 #   mark, and would wait on (storage_compare_rebuild_mark_wait_s) into the rerun: the rerun's setup
 #   hook must stop it, the pool is degraded (one disk offline and wiped) when the rerun builds it.
-SIGINT_AT = {"put_back": (PUT_BACK, 2), "disk_out": ("TASK [storage_zfs : Wipe the disk]", 1)}
+SIGINT_AT = {"put_back": (PUT_BACK, 2), "disk_out": ("TASK [Wipe the disk]", 1)}   # include_role: no role in its banner
 
 
 @pytest.mark.parametrize("moment", sorted(SIGINT_AT))
