@@ -216,6 +216,9 @@ def test_sigint_during_a_rebuild_then_rerun(tmp_path, moment):
         # the interrupted attempt's timer was still waiting for its mark: the setup hook stopped it
         stopped = first_result(output2, "TASK [storage_compare : Stop the processes an interrupted run left")
         assert stopped.startswith("changed:"), stopped
+        # the pool was left DEGRADED (the disk offline): made anew, not measured as it was
+        anew = first_result(output2, "TASK [storage_compare : Destroy the experiment's pool that is not whole")
+        assert anew.startswith("included:"), anew
     assert_rebuild_point_valid(results, output2)
     assert not [d for d in run_docs(results).values() if d.get("verdict") == "fault"]
     assert_nothing_of_the_lab_left()
