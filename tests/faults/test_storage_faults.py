@@ -13,11 +13,12 @@ replace`) task starts, while the resilver the point times runs:
 * SIGKILL to the VM's qemu: a fault document naming the storage node, the VM booted again and the pool
   built anew, the point measured again, exit 0, every point valid, nothing of the lab left; then the same
   command once more resumes the run: "Nothing to do", nothing built, still every point valid.
-* SIGINT to ansible-playbook: the run stops (exit 99, no cleanup runs after a Ctrl-C: the VM, its
-  pool and the point's poller are left), the same command resumes it (the running VM is reused, the
-  setup hook stops the recorded poller and writer, the segment builds the pool anew) and measures the
-  point: the new attempt's wait is never ended by the old attempt's poller or marks (per attempt), exit 0,
-  nothing of the lab left after its cleanup.
+* SIGINT to ansible-playbook, at the put-back or (1 s into the wipe) with the disk out: the run stops
+  (exit 99, no cleanup runs after a Ctrl-C: the VM, its pool and the point's poller are left), the same
+  command resumes it (the running VM is reused, the setup hook stops the recorded poller and writer, a
+  pool left not ONLINE is made anew by the segment) and measures the point: the new attempt's wait is
+  never ended by the old attempt's poller or marks (per attempt), exit 0, nothing of the lab left after
+  its cleanup.
 
 Needs root, the lab's VM image and the cached OpenZFS module (scripts/setup.sh, playbooks/lab-up
 pieces build them on first use); about 15 minutes per case. Not part of `make test`.
