@@ -186,6 +186,13 @@ def test_rebuild_point_that_never_became_whole():
                          _point("rebuild"), ENV)
     assert not failed["valid"] and "polling the status failed: zpool status: cannot open 'tank'" in failed["reasons"]
     assert failed["metrics"]["rebuild_s"] is None
+    # the node stopped answering during the point: its results are Ansible's unreachable ones
+    gone = {"unreachable": True, "changed": False, "msg": "ssh: connect to host 127.0.0.1 port 2228: Connection refused"}
+    lost = sc.sc_point({"poll": gone, "verify": gone}, _point("rebuild"), ENV)
+    assert not lost["valid"] and lost["metrics"]["rebuild_s"] is None
+    assert lost["reasons"][0] == ("reading the rebuild timer failed, the node did not answer: "
+                                  "ssh: connect to host 127.0.0.1 port 2228: Connection refused")
+    assert "the manifest was not verified after the rebuild: ssh: connect" in lost["reasons"][1]
     unverified = sc.sc_point({"poll": POLL, "verify": {"failed": True, "msg": "no manifest"}}, _point("rebuild"), ENV)
     assert not unverified["valid"] and "no manifest" in unverified["reasons"][0]
 

@@ -202,10 +202,14 @@ def _copy(point, data, environment, extra):
 
 def _rebuild(point, data, environment, extra):
     poll, verify = data.get("poll"), data.get("verify")
-    if not isinstance(poll, dict) or ("curve" not in poll and not poll.get("failed")):
+    # unreachable: the node stopped answering during the point (the lab VM killed, say); the
+    # point is then invalid with that reason, and the store's probe makes it a lab fault
+    if not isinstance(poll, dict) or ("curve" not in poll and not poll.get("failed") and not poll.get("unreachable")):
         _fail("sc_point", "a rebuild point needs data.poll, the storage_rebuild_poll result")
     reasons, warnings = [], []
-    if poll.get("failed"):
+    if poll.get("unreachable"):
+        reasons.append(f"reading the rebuild timer failed, the node did not answer: {poll.get('msg')}")
+    elif poll.get("failed"):
         reasons.append(f"polling the status failed: {poll.get('msg')}")
     elif not poll.get("whole"):
         reasons.append(f"the system did not report itself whole within the timeout ({poll.get('samples')} polls)")
