@@ -573,7 +573,7 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
         _write_run_file(run_dir, run, now)
     listing = _list_points(run_dir, run, points, remeasure_invalid)
     header = "Run {}/{} ({}{})".format(experiment, chosen["run_id"], action,
-                                       "" if write else ", check mode: nothing written")
+                                       "" if write else ", planned: nothing written yet")
     text = describe_plan(points, listing["counted"], estimate_s_per_point, listing["durations"], header=header)
     if chosen["resume_note"]:
         text += "\nNote: " + chosen["resume_note"]

@@ -138,7 +138,7 @@ def test_ctrl_c_mid_point_then_the_same_command_resumes(tmp_path):
 
     rc, again = run(results, 4, marker)
     assert rc == 0, explain(rc, again)
-    assert "(resumed)" in again and "1 done, 1 to run" in again
+    assert "(resumed, planned" in again and "1 done, 1 to run" in again
     assert "[2/2] native threads=2 rep 1: events_per_s" in again and "threads=1 rep 1: events_per_s" not in again
     docs = stored(results)
     assert set(docs) == points and all(doc["valid"] for doc in docs.values())
@@ -201,7 +201,7 @@ def test_results_on_a_full_filesystem(small_fs):
     os.unlink(filler)
     rc, out = run(results, 1, marker)
     assert rc == 0, explain(rc, out)
-    assert "(resumed)" in out and "1 done, 1 to run" in out
+    assert "(resumed, planned" in out and "1 done, 1 to run" in out
     docs = stored(results)
     assert set(docs) == points and all(doc["valid"] for doc in docs.values())
     assert run_dirs(results) == [run_dir] and not leftovers(small_fs)

@@ -353,7 +353,7 @@ def test_unsafe_run_ids_refused(tmp_path, run_id):
 def test_check_mode_writes_nothing(tmp_path):
     run = open_run(str(tmp_path), "lvs", PLAN, now=NOW, write=False)
     assert run["run_id"] == "20261121T153000Z" and run["changed"] is True
-    assert "check mode: nothing written" in run["plan_text"]
+    assert "planned: nothing written yet" in run["plan_text"]
     assert os.listdir(str(tmp_path)) == []
 
 
