@@ -90,11 +90,11 @@ def pivot_blocks(run, docs, pivot, units, include_invalid):
     metric, unit = pivot["metric"], units.get(pivot["metric"], "")
     reference = pivot["reference"] or {}
     ref_values = reference.get("values") or {}
-    blocks = [("h", 2, pivot["title"]),
-              ("p", "Rows: `{}`; columns: the variants; cells: mean \u00b1 half-width of the {:.0f} % CI (number of "
-                    "values) of `{}`{}.".format(pivot["rows"], CONFIDENCE * 100, metric, f" ({unit})" if unit else "")
-               + (" Below each measured cell, in brackets: {}.".format(reference.get("label") or "the reference")
-                  if ref_values else ""))]
+    text = ("Rows: `{}`; columns: the variants; cells: mean \u00b1 half-width of the {:.0f} % CI (number of "
+            "values) of `{}`{}.").format(pivot["rows"], CONFIDENCE * 100, metric, f" ({unit})" if unit else "")
+    if ref_values:
+        text += " Below each measured cell, in brackets: {}.".format(reference.get("label") or "the reference")
+    blocks = [("h", 2, pivot["title"]), ("p", text)]
     rows = []
     for key, value in row_values:
         line = [value_label(value)]

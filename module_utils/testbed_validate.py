@@ -41,8 +41,6 @@ import json
 import re
 
 from ansible.module_utils.testbed_validate_values import (  # noqa: F401 (re-exported: the library's one import)
-    BOOLEANS_FALSE,
-    BOOLEANS_TRUE,
     CONSTRAINTS,
     DEFAULT_DOCS,
     ENTRY_POINT_KEYS,
@@ -54,7 +52,6 @@ from ansible.module_utils.testbed_validate_values import (  # noqa: F401 (re-exp
     NUMERIC_CONSTRAINTS,
     PLURAL_NAMES,
     TEXT_CONSTRAINTS,
-    TYPE_NAMES,
     TYPES,
     UNCHECKED_TYPES,
     VALUE_CONSTRAINTS,
@@ -62,7 +59,6 @@ from ansible.module_utils.testbed_validate_values import (  # noqa: F401 (re-exp
     _Bad,
     _close,
     _did_you_mean,
-    _float_text,
     _json_example,
     _num,
     _short,
