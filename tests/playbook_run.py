@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -33,6 +34,26 @@ _FAIL = re.compile(r"^(?P<kind>fatal|failed): \[(?P<host>[^\]]+)\](?: \(item=.*?
 _MSG = re.compile(r"""^\s*"?msg"?: ?(?P<msg>.*)$""")
 _RECAP = re.compile(r"^(?P<host>\S+)\s+: ok=\d+.*?unreachable=(?P<unreachable>\d+)\s+failed=(?P<failed>\d+)"
                     r".*?ignored=(?P<ignored>\d+)")
+
+
+def follow(proc, on_line, timeout_s, kill=None):
+    """Read a running playbook's output line by line (on_line(line) sees each) until it ends or
+    timeout_s passes; then kill(proc) (default proc.kill) if it still runs. Returns (rc, output)."""
+    lines = []
+
+    def reader():
+        for line in proc.stdout:
+            lines.append(line)
+            on_line(line)
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        proc.wait(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            (kill or (lambda p: p.kill()))(proc)
+    thread.join(10)
+    return proc.returncode, "".join(lines)
 
 
 def user_env(extra=None):

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 
-from playbook_run import ROOT
+from playbook_run import ROOT, follow
 
 BIN = os.path.dirname(sys.executable)
 
@@ -27,26 +27,16 @@ def start(playbook, results, args):
 
 
 def run_with_fault(proc, results, trigger, inject, delay_s, timeout_s):
-    lines, fired = [], threading.Event()
+    fired = threading.Event()
 
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if not fired.is_set() and trigger(line):
-                fired.set()
-                threading.Timer(delay_s, inject, args=(proc,)).start()
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    thread.join(10)
-    output = "".join(lines)
+    def on_line(line):
+        if not fired.is_set() and trigger(line):
+            fired.set()
+            threading.Timer(delay_s, inject, args=(proc,)).start()
+    returncode, output = follow(proc, on_line, timeout_s)
     with open(os.path.join(os.path.dirname(str(results)), "sweep.log"), "w") as handle:
         handle.write(output)   # kept beside the results for a look at what happened
-    return proc.returncode, output
+    return returncode, output
 
 
 def run_docs(results, experiment):

@@ -29,7 +29,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
 from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402 (after the path above)
-from playbook_run import explain  # noqa: E402
+from playbook_run import explain, follow  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'testbed_repetitions=1', '-e', 'cpu_scaling_max_prime=2000']
@@ -51,22 +51,8 @@ def start(results, duration_s, marker):
 def run(results, duration_s, marker, on_line=None, timeout_s=300):
     """Run the playbook; on_line(line, proc) sees every output line. Returns (rc, output)."""
     proc = start(results, duration_s, marker)
-    lines = []
-
-    def reader():
-        for line in proc.stdout:
-            lines.append(line)
-            if on_line is not None:
-                on_line(line, proc)
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        proc.wait(timeout=timeout_s)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    thread.join(10)
-    return proc.returncode, "".join(lines)
+    return follow(proc, lambda line: on_line and on_line(line, proc), timeout_s,
+                  kill=lambda p: os.killpg(p.pid, signal.SIGKILL))
 
 
 def marked(marker):
