@@ -299,8 +299,7 @@ def sweep_result_lines(results, stored=None):
     """One line per result a hook handed over: its label and verdict, primary cause first.
 
     ``results`` are the hook's results; ``stored`` the ``result_store`` answers
-    of those that were not already stored by the hook's own module (in
-    order), whose ``valid`` is the stored verdict.  A result's ``summary``
+    (in order), whose ``valid`` is the stored verdict.  A result's ``summary``
     (its metrics in a few words) comes first when given; an invalid point
     shows its first reason, shortened to 160 characters.
     """
@@ -314,7 +313,7 @@ def sweep_result_lines(results, stored=None):
             _fail(fname, f"result {number} must be a mapping, got {result!r}")
         valid = result.get("valid")
         reasons = result.get("reasons") or []
-        if not result.get("stored") and answers:
+        if answers:
             answer = answers.pop(0)
             if isinstance(answer, dict):
                 valid = answer.get("valid", valid)

@@ -1,8 +1,6 @@
 """Filters of the LVS experiment role (roles/lvs_compare/filter_plugins/lvs_compare.py)."""
 import json
 import os
-import subprocess
-import time
 
 import pytest
 import yaml
@@ -18,17 +16,20 @@ from lvs_compare import (
     lvs_in_flight,
     lvs_load_window,
     lvs_loads,
-    lvs_next_start,
     lvs_point_seconds,
     lvs_probe_command,
     lvs_processes,
     lvs_read_command,
     lvs_real_servers,
     lvs_role_of,
-    lvs_start_at,
+    lvs_seconds_until,
+    lvs_step,
     lvs_tick_command,
-    lvs_tick_model,
+    lvs_wait_next_started,
 )
+
+PATHS = {"stats": "/usr/local/sbin/lvs-director-stats", "window": "/usr/local/bin/testbed-cpu-window",
+         "samples": "/var/lib/testbed/cpu-sampler/samples.log"}
 
 GROUPS = {"lvs_director": ["d"], "lvs_real_servers": ["w1", "w2"], "lvs_clients": ["c1", "c2"], "other": ["x"]}
 
@@ -129,18 +130,28 @@ def test_load_window_is_on_the_controller_time_line():
 
 def test_collect_command_shifts_times_into_the_host_clock():
     prev = {"start": 100.0, "end": 140.0}
-    director = lvs_collect_command(prev, True, {"offset_s": -0.5, "uncertainty_s": 0.1})
+    director = lvs_collect_command(prev, True, {"offset_s": -0.5, "uncertainty_s": 0.1}, PATHS)
     assert director.startswith("/usr/local/sbin/lvs-director-stats --after 139.600 --zero;")
     assert "-v start=99.500 -v end=139.500" in director
-    other = lvs_collect_command(prev, False, {})
+    other = lvs_collect_command(prev, False, {}, PATHS)
     assert "lvs-director-stats" not in other and "-v start=100.000 -v end=140.000" in other
-    # The sampler's log in its private work directory, as roles/cpu_sampler/defaults/main.yml has it.
     assert other.endswith(" /var/lib/testbed/cpu-sampler/samples.log;")
-    defaults = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "cpu_sampler", "defaults", "main.yml")
-    with open(defaults, encoding="utf-8") as handle:
-        sampler = yaml.safe_load(handle)
-    assert other.endswith(" %s/%s;" % (sampler["cpu_sampler_dir"], sampler["cpu_sampler_log"]))
-    assert lvs_collect_command(None, True) == ""
+    assert lvs_collect_command(None, True, {}, PATHS) == ""
+
+
+def test_the_paths_the_collect_steps_run_are_the_roles_defaults():
+    """roles/lvs_compare/vars's __lvs_compare_paths fall back to lvs_director's and cpu_sampler's defaults."""
+    def load(*parts):
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "roles", *parts), encoding="utf-8") as handle:
+            return yaml.safe_load(handle)
+    sampler, director = load("cpu_sampler", "defaults", "main.yml"), load("lvs_director", "defaults", "main.yml")
+    paths = load("lvs_compare", "vars", "main.yml")["__lvs_compare_paths"]
+    assert f"default('{director['lvs_director_bin_dir']}')" in paths["stats"] and paths["read"].endswith("/lvs-director-read")
+    assert f"default('{sampler['cpu_sampler_window_bin']}')" in paths["window"]
+    assert f"default('{sampler['cpu_sampler_dir']}')" in paths["samples"]
+    assert f"default('{sampler['cpu_sampler_log']}')" in paths["samples"]
+    assert director["lvs_director_cpu_window_command"] == sampler["cpu_sampler_window_bin"]
+    assert director["lvs_director_cpu_samples"] == f"{sampler['cpu_sampler_dir']}/{sampler['cpu_sampler_log']}"
 
 
 def test_clock_note():
@@ -245,7 +256,7 @@ def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
             "clients": [{"host": "lvs-client1", "role": "client", "stdout": runner, "failed": False, "msg": ""},
                         {"host": "lvs-client2", "role": "client", "stdout": "", "failed": True, "msg": "unreachable"}]}
     env = {"hosts": {"lvs-client1": {"hostname": "lvs-client1"}}}
-    [item] = lvs_in_flight([prev, None], env, "vm")
+    [item] = lvs_in_flight({"prev": prev, "current": None}, env, "vm")
     assert item["started_at"] == 100.25 and item["finished_at"] == 120.5 and item["metrics"] == {}
     assert item["raw"] == {"lvs-client1.run.json": runner}          # the client without output adds nothing
     assert item["extra"] == {"scheduler": "rr", "director_kind": "vm"}
@@ -256,9 +267,9 @@ def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
                       fault={"attempt": 1, "evidence": evidence})
     assert doc["point_id"] == "rr__rate-50__fault1__rep1" and doc["verdict"] == "fault" and doc["evidence"] == evidence
     assert doc["raw_files"] == ["raw/rr__rate-50__fault1__rep1.lvs-client1.run.json"]
-    assert lvs_in_flight([], env) == []
+    assert lvs_in_flight(None, env) == [] and lvs_in_flight(lvs_step(None, "reset"), env) == []
     with pytest.raises(AnsibleFilterError, match="lvs_in_flight: point 'rr__rate-50__rep1' in flight has no load window"):
-        lvs_in_flight([{"point": point, "start": None, "end": 1}], env)
+        lvs_in_flight({"prev": {"point": point, "start": None, "end": 1}}, env)
 
 
 def test_the_director_probe_runs_and_names_each_real_server(tmp_path):
@@ -314,117 +325,36 @@ def test_the_director_probe_runs_and_names_each_real_server(tmp_path):
 
 def test_collect_command_prints_a_read_started_during_the_load():
     prev = {"start": 100.0, "end": 139.0, "read_file": "/var/lib/testbed/lvs-compare/p1.read", "read_wait_s": 2}
-    director = lvs_collect_command(prev, True, {"offset_s": -0.5})
+    director = lvs_collect_command(prev, True, {"offset_s": -0.5}, PATHS)
     assert "lvs-director-stats" not in director                     # read already, by the job it started
     assert '[ "$i" -lt 20 ]' in director and "cat /var/lib/testbed/lvs-compare/p1.read;" in director
     assert "rm -f /var/lib/testbed/lvs-compare/p1.read;" in director and "exit 1" in director
     # the other hosts still print their CPU samples of the window
-    assert "-v start=100.000 -v end=139.000" in lvs_collect_command(prev, False, {})
+    assert "-v start=100.000 -v end=139.000" in lvs_collect_command(prev, False, {}, PATHS)
 
 
-def test_read_command_runs_in_its_own_session_into_a_file(tmp_path):
-    cmd = lvs_read_command(139.2, 99.0, "/var/lib/testbed/lvs-compare/p1.read", {"offset_s": -0.5, "uncertainty_s": 0.1})
-    assert cmd.startswith("mkdir -p -m 0700 /var/lib/testbed/lvs-compare && "
-                          "rm -f /var/lib/testbed/lvs-compare/p1.read /var/lib/testbed/lvs-compare/p1.read.part && "
-                          "nohup setsid -f sh -c ")
-    assert "lvs-director-stats --after 138.700 --zero;" in cmd         # 139.2 - 0.5: the director's clock
-    assert "-v start=98.500 -v end=142.700" in cmd
-    assert cmd.endswith("< /dev/null > /dev/null 2>&1")
-    # the job itself: .part first, renamed when complete
-    stats = tmp_path / "stats"
-    stats.write_text("#!/bin/sh\necho '=== ipvsadm-stats'; echo \"$@\"\n")
-    stats.chmod(0o755)
-    window = tmp_path / "window"
-    window.write_text("#!/bin/sh\necho \"window $*\"\n")
-    window.chmod(0o755)
-    # into a directory that is not there yet (a director restarted from its image by a recovery)
-    out = tmp_path / "reads" / "p.read"
-    job = lvs_read_command(10.0, 5.0, str(out), {}, window_cmd=str(window), stats_cmd=str(stats))
-    subprocess.run(["sh", "-c", job], check=True, timeout=30)
-    assert (tmp_path / "reads").stat().st_mode & 0o777 == 0o700
-    for _ in range(100):
-        if out.exists():
-            break
-        time.sleep(0.05)
-    assert out.read_text().splitlines() == ["=== ipvsadm-stats", "--after 10.000 --zero", "=== prev-cpu",
-                                            "window -v start=5.000 -v end=14.000 /var/lib/testbed/cpu-sampler/samples.log"]
-    assert not (tmp_path / "reads" / "p.read.part").exists()
+def test_read_command_starts_the_directors_read_in_its_own_session():
+    current = {"start_at": 100.0, "read_after": 139.2, "read_file": "/var/lib/testbed/lvs-compare/p1.read"}
+    cmd = lvs_read_command(current, {"offset_s": -0.5, "uncertainty_s": 0.1}, "/usr/local/sbin/lvs-director-read")
+    # 139.2 - 0.5 and 100 - 1 - 0.5: the director's clock; the CPU window from 1 s before the load
+    assert cmd == ("nohup setsid -f /usr/local/sbin/lvs-director-read --after 138.700 --cpu-start 98.500 "
+                   "--out /var/lib/testbed/lvs-compare/p1.read < /dev/null > /dev/null 2>&1")
+    assert lvs_read_command(dict(current, switch_to="wlc"), {}, "/r").startswith(
+        "nohup setsid -f /r --after 139.200 --cpu-start 99.000 --out /var/lib/testbed/lvs-compare/p1.read --switch wlc <")
     with pytest.raises(AnsibleFilterError, match="absolute path"):
-        lvs_read_command(10.0, 5.0, "p.read")
+        lvs_read_command(dict(current, read_file="p.read"), {}, "/r")
     with pytest.raises(AnsibleFilterError, match="epoch seconds"):
-        lvs_read_command("soon", 5.0, "/x")
+        lvs_read_command(dict(current, read_after="soon"), {}, "/r")
+    with pytest.raises(AnsibleFilterError, match="switch_to must be a scheduler name"):
+        lvs_read_command(dict(current, switch_to="rr; reboot"), {}, "/r")
 
 
-def test_tick_model_learns_the_period_from_the_ticks_it_sees():
-    first = lvs_tick_model(None, "=== settled\ntick 0.62\n=== tick-at\n1000.500\n=== ipvsadm-stats\n", {"offset_s": 0.5})
-    assert first == {"ref": 1000.0, "period": 2.0}
-    later = lvs_tick_model(first, "=== tick-at\n1040.853\n", {"offset_s": 0.5})   # 20 periods of 2.01765 s
-    assert later == {"ref": 1040.353, "period": pytest.approx(2.01765)}
-    assert lvs_tick_model(later, "=== settled\nperiod 2.1\n=== ipvsadm-stats\n") == later   # no tick seen
-    assert lvs_tick_model(None, "") is None
+def test_waits_computed_from_the_state():
+    assert lvs_seconds_until(1010.0, 1000.4) == 9 and lvs_seconds_until(990.0, 1000.0) == 0
+    assert lvs_wait_next_started({"next": {"point_id": "p", "start_at": 1003.2}}, 1000.0) == 4
+    assert lvs_wait_next_started({"next": None}, 1000.0) == 0
     with pytest.raises(AnsibleFilterError, match="epoch seconds"):
-        lvs_tick_model(None, "=== tick-at\nsoon\n")
-
-
-def test_starts_on_the_tick_model():
-    model = {"ref": 1000.0, "period": 2.0}
-    assert lvs_start_at(None, 1003.3, 0.5) == 1003.3                # no model: as soon as asked
-    assert lvs_start_at(model, 1003.3, 0.5) == 1004.5               # 0.5 s after the first tick from then
-    # a 39 s load started at 1004.5: read after the tick past 1043.7, the next load 0.5 s after it
-    assert lvs_next_start(model, 1004.5, 39.0, 0.2, 0.5) == 1044.5
-    assert lvs_next_start(None, 1004.5, 39.0, 0.2, 0.5) is None
-    with pytest.raises(AnsibleFilterError, match="not shorter than the period"):
-        lvs_next_start(model, 1004.5, 39.0, 0.2, 2.5)
-
-
-def _run_read_job(job, out):
-    subprocess.run(["sh", "-c", job], check=True, timeout=30)
-    for _ in range(100):
-        if out.exists():
-            break
-        time.sleep(0.05)
-    return out.read_text().splitlines()
-
-
-@pytest.mark.parametrize("switch_rc, lines", [
-    (0, ["=== switch", "=== zeroed-at", "EPOCH", "=== switched-at", "EPOCH", "=== switch-table",
-         "-A -t 10.250.1.10:80 -s wlc"]),
-    # a switch that failed says why, and no switched-at: the next segment's first point is not its scheduler's
-    (2, ["=== switch", "lvs-director-switch: unknown scheduler"]),
-])
-def test_read_command_switches_the_scheduler_after_the_read(tmp_path, switch_rc, lines):
-    stats = tmp_path / "stats"
-    stats.write_text("#!/bin/sh\necho '=== ipvsadm-stats'; echo \"read $*\"\n")
-    stats.chmod(0o755)
-    switch = tmp_path / "switch"
-    switch.write_text("#!/bin/sh\n" + ("[ \"$1\" = --stamp ] && t=$(date +%s.%N) && printf '=== zeroed-at\\n%s\\n"
-                                        "=== switched-at\\n%s\\n=== switch-table\\n' \"$t\" \"$t\"; "
-                                        "echo \"-A -t 10.250.1.10:80 -s $2\"\n" if switch_rc == 0 else
-                                       "echo 'lvs-director-switch: unknown scheduler' >&2; exit 2\n"))
-    switch.chmod(0o755)
-    window = tmp_path / "window"
-    window.write_text("#!/bin/sh\necho window\n")
-    window.chmod(0o755)
-    out = tmp_path / "p.read"
-    job = lvs_read_command(10.0, 5.0, str(out), {}, switch="wlc", window_cmd=str(window), stats_cmd=str(stats),
-                           switch_cmd=str(switch))
-    got = _run_read_job(job, out)
-    # read (and zeroed) first, then switched, then the CPU samples
-    # not zeroed by the read: the switch's -R zeroes (and says when)
-    assert got[:2] == ["=== ipvsadm-stats", "read --after 10.000"]
-    assert got[-2:] == ["=== prev-cpu", "window"]
-    middle = got[2:-2]
-    for name in ("=== zeroed-at", "=== switched-at"):
-        if name in middle:
-            at = middle.index(name) + 1
-            assert float(middle[at]) > 1e9
-            middle[at] = "EPOCH"
-    assert middle == lines
-
-
-def test_read_command_refuses_a_switch_that_is_not_a_scheduler_name():
-    with pytest.raises(AnsibleFilterError, match="switch must be a scheduler name"):
-        lvs_read_command(10.0, 5.0, "/x", {}, switch="rr; reboot")
+        lvs_seconds_until("soon", 1.0)
 
 
 def test_a_passive_probe_leaves_the_virtual_service_to_the_running_load():
@@ -443,8 +373,7 @@ def test_a_passive_probe_leaves_the_virtual_service_to_the_running_load():
 
 
 def test_tick_command_waits_for_a_tick_on_the_directors_clock_without_zeroing():
-    assert lvs_tick_command(1000.3, {"offset_s": -0.5}) == "/usr/local/sbin/lvs-director-stats --after 999.800"
-    first = lvs_tick_model(None, "=== settled\ntick 0.40\n=== tick-at\n1000.200\n=== ipvsadm-stats\n", {"offset_s": -0.5})
-    assert first == {"ref": 1000.7, "period": 2.0}
+    assert lvs_tick_command(1000.3, {"offset_s": -0.5}, "/usr/local/sbin/lvs-director-stats") == (
+        "/usr/local/sbin/lvs-director-stats --after 999.800")
     with pytest.raises(AnsibleFilterError, match="epoch seconds"):
-        lvs_tick_command("now")
+        lvs_tick_command("now", {}, "/s")

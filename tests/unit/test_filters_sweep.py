@@ -128,16 +128,17 @@ def test_overhead_is_wall_minus_load():
 
 def test_result_lines_show_the_stored_verdict_and_one_short_cause():
     results = [{"point": {"label": "[1/2] a rep 1"}, "summary": "3.1 Gbit/s", "valid": True},
-               {"stored": True, "point_id": "b__rep1", "valid": False, "reasons": ["x" * 500, "second"]},
+               {"point_id": "b__rep1", "valid": False, "reasons": ["x" * 500, "second"]},
                {"point": {"label": "[2/2] c rep 1"}, "valid": True}]
     stored = [{"valid": True, "document": {"reasons": []}},
+              {"valid": False, "document": {"reasons": ["x" * 500, "second"]}},
               {"valid": False, "document": {"reasons": ["iperf3: the server did not answer"]}}]
     lines = sweep_result_lines(results, stored)
     assert lines[0] == "[1/2] a rep 1: 3.1 Gbit/s; valid"
     assert lines[1].startswith("b__rep1: INVALID: xxx") and len(lines[1]) < 200
     assert lines[2] == "[2/2] c rep 1: INVALID: iperf3: the server did not answer"
     assert sweep_result_lines([{"summary": "[1/1] rr: valid, 50 conn/s", "point": {"label": "[1/1] rr"},
-                                "stored": True, "valid": True}]) == ["[1/1] rr: valid, 50 conn/s"]
+                                "valid": True}]) == ["[1/1] rr: valid, 50 conn/s"]
 
 
 def test_delta_seconds():

@@ -114,11 +114,11 @@ def _harness(**change):
             "real_servers": [{"host": "lvs-web%d" % i, "address": "10.250.2.1%d" % i, "port": 80, "weight": w}
                              for i, w in ((1, 3), (2, 2), (3, 1))],
             "vip": "10.250.1.10", "requested_rate": 60, "num_conns": 600, "environment": {"hosts": {}},
-            "label": "fidelity pair 1, through the harness", "store": False}
+            "label": "fidelity pair 1, through the harness"}
     args.update(change)
     failed, result = run_module(lvs_point, args)
     assert failed is False, result
-    assert result["path"] is None and not result["held"]
+    assert result["changed"] is False and result["result"]["point"]["variant"] == "wrr"
     return result
 
 

@@ -19,6 +19,7 @@ import re
 
 import lvs_point
 import pytest
+import result_store
 from ansible.module_utils.testbed_lvs import (
     PointError,
     aggregate_httperf,
@@ -226,8 +227,7 @@ def test_summary_line():
 def _args(tmp_path, case, dead=None, **extra):
     clients, collect = _inputs(case, dead)
     plan = [{"variant": "wrr", "parameters": {"rate": 60, "num_conns": 600}, "repetition": 1}]
-    run = open_run(str(tmp_path), "lvs_compare", plan, run_id="test")
-    args = {"run_dir": run["run_dir"], "point": plan[0], "clients": clients, "collect": collect,
+    args = {"point": plan[0], "clients": clients, "collect": collect,
             "real_servers": REAL_SERVERS, "vip": "10.250.1.10", "requested_rate": 60, "num_conns": 600,
             "director_counters": _read(case, "director-counters.txt"),
             "environment": {"hosts": {"lvs-director": {"hostname": "lvs-director", "kernel": "6.1.0-56-amd64"}}},
@@ -236,22 +236,31 @@ def _args(tmp_path, case, dead=None, **extra):
     return args
 
 
-def test_module_stores_the_point(tmp_path):
+def _store(tmp_path, result):
+    """What the sweep does with lvs_point's result (roles/testbed_sweep, tasks/store.yml: result_store)."""
+    run = open_run(str(tmp_path), "lvs_compare", [result["point"]], run_id="test")
+    keys = ("point", "metrics", "valid", "reasons", "warnings", "sources", "raw", "extra", "environment",
+            "started_at", "finished_at")
+    return run_module(result_store, dict({k: result[k] for k in keys}, run_dir=run["run_dir"]))
+
+
+def test_module_returns_the_point_the_sweep_stores(tmp_path):
     failed, result = run_module(lvs_point, _args(tmp_path, "wrr-weighted-60"))
     assert failed is False, result
     assert result["valid"] is True and result["point_id"] == "wrr__num_conns-600_rate-60__rep1"
-    with open(result["path"]) as handle:
+    assert result["changed"] is False and result["result"]["suspect"] is False
+    assert not glob.glob(os.path.join(str(tmp_path), "**", "*.json"), recursive=True)   # it writes nothing
+    failed, stored = _store(tmp_path, result["result"])
+    assert failed is False, stored
+    with open(stored["path"]) as handle:
         doc = json.load(handle)
     assert doc["valid"] is True and doc["metrics"]["ipvs_conns_lvs-web3"] == 100
     assert doc["units"]["response_time_ms"] == "ms" and doc["units"]["ipvs_conns_lvs-web1"] == "count"
     assert doc["duration_s"] == 9.997
     assert doc["environment"]["controller"]["ansible_core_version"]
     assert sorted(doc["raw_files"])[0] == "raw/wrr__num_conns-600_rate-60__rep1.cpu.lvs-client1.txt"
-    assert os.path.exists(os.path.join(os.path.dirname(result["path"]), doc["raw_files"][0]))
+    assert os.path.exists(os.path.join(os.path.dirname(stored["path"]), doc["raw_files"][0]))
     assert result["msg"].startswith("[1/1] wrr @ 60 conn/s rep 1: valid, 60.4 of 60 conn/s")
-    # A second store of the same point is refused (resumed sweeps skip stored points).
-    failed, again = run_module(lvs_point, _args(tmp_path, "wrr-weighted-60"))
-    assert failed is True and "already stored" in again["msg"]
 
 
 def test_module_dead_real_server_invalid(tmp_path):
@@ -264,31 +273,14 @@ def test_module_dead_real_server_invalid(tmp_path):
     assert "INVALID" in result["msg"]
 
 
-def test_module_holds_back_a_point_with_errors_for_the_lab_check(tmp_path):
-    """hold_suspect: a point with failed connections is returned unwritten (the sweep probes the lab first)."""
-    args = _args(tmp_path, "wrr-dead-web2", dead="lvs-web2")
-    args["hold_suspect"] = True
-    failed, result = run_module(lvs_point, args)
+def test_module_marks_a_point_with_errors_suspect_for_the_lab_check(tmp_path):
+    """A point with failed connections is suspect: the sweep probes the lab before storing it."""
+    failed, result = run_module(lvs_point, _args(tmp_path, "wrr-dead-web2", dead="lvs-web2"))
     assert failed is False, result
-    assert result["held"] is True and result["changed"] is False and result["path"] is None
     held = result["result"]
     assert held["suspect"] is True and held["valid"] is False
     assert held["metrics"]["errors_total"] == 200 and held["point"]["variant"] == "wrr"
     assert "httperf.lvs-client1.0.txt" in held["raw"] and held["environment"]["controller"]
-    assert not glob.glob(os.path.join(str(tmp_path), "**", "wrr__*.json"), recursive=True)
-    # a clean point is written as before
-    args = _args(tmp_path, "wrr-weighted-60")
-    args["hold_suspect"] = True
-    failed, result = run_module(lvs_point, args)
-    assert failed is False and result["held"] is False and os.path.exists(result["path"])
-
-
-def test_module_check_mode_writes_nothing(tmp_path):
-    args = _args(tmp_path, "wrr-weighted-60")
-    args["_ansible_check_mode"] = True
-    failed, result = run_module(lvs_point, args)
-    assert failed is False and result["changed"] is False
-    assert not os.path.exists(result["path"])
 
 
 def test_module_bad_input_is_a_message(tmp_path):
@@ -389,18 +381,16 @@ def test_module_hands_back_why_the_next_point_is_measured_again(tmp_path):
                 next_start=1795281221.016, switch_to="wlc")
     failed, out = run_module(lvs_point, args)
     assert failed is False, out
-    # this point is stored: its counts were read before the switch
-    assert out["retry"] is False and out["changed"] is True and out["path"]
+    # this point is to be stored: its counts were read before the switch
+    assert out["retry"] is False and out["valid"] is True
     assert out["retry_next"] == ["the director switched to wlc 0.30 s after the next load started"]
 
 
-def test_module_does_not_store_a_point_to_measure_again(tmp_path):
+def test_module_says_a_point_is_to_be_measured_again(tmp_path):
     args = _args(tmp_path, "wrr-weighted-60")
     args.update(director_counters=_timetabled("wrr-weighted-60", "1795281220.216", "1795281220.5", 612),
                 read_after=1795281219.916, next_start=1795281220.0)
-    run = {"run_dir": args["run_dir"]}
     failed, out = run_module(lvs_point, args)
     assert failed is False, out
-    assert out["retry"] is True and out["changed"] is False and out["path"] is None
+    assert out["retry"] is True and out["retry_reasons"]
     assert out["timetable"]["next_start"] == 1795281220.0
-    assert not glob.glob(os.path.join(run["run_dir"], "wrr__*.json"))

@@ -1,4 +1,4 @@
-"""scripts/lvs-timetable-bench.py refuses, before touching anything, what the network rule and its bounds forbid."""
+"""roles/lvs_compare/scripts/lvs-timetable-bench.py refuses, before touching anything, what the network rule and its bounds forbid."""
 
 import os
 import subprocess
@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "lvs-timetable-bench.py")
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "roles", "lvs_compare", "scripts", "lvs-timetable-bench.py")
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -17,11 +17,13 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   the controller's time line;
 * ``lvs_collect_command``: the shell line a host runs to print what the
   previous point left (director counters, CPU samples of its load window);
-* ``lvs_read_command``: the director's counter read of a point, started during
-  its load and left running (the timetable); ``lvs_tick_model``,
-  ``lvs_start_at``, ``lvs_next_start``: the estimator's tick on the
-  controller's time line and the loads' starts on it
-  (module_utils/testbed_timetable.py);
+* ``lvs_read_command``: the director's counter read of a point
+  (roles/lvs_director's lvs-director-read), started during its load and left
+  running (the timetable); ``lvs_tick_command``: the director's look at one tick;
+* ``lvs_step``: the hooks' state after one event - the timetable's control
+  flow, one pure function (module_utils/testbed_lvs_step.py);
+  ``lvs_launched_ahead``, ``lvs_wait_next_started``: what the segment and
+  health hooks read from that state;
 * ``lvs_clock_note``: the report's sentence on clock offsets and drift;
 * ``lvs_in_flight``: the points whose load ran but that are not stored yet,
   as the sweep stores them when a lab fault finds them in flight;
@@ -59,14 +61,9 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils.testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
 from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
+from ansible.module_utils.testbed_lvs_step import StepError, in_flight, launched_ahead, step, until  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
-from ansible.module_utils.testbed_timetable import (  # noqa: E402
-    TimetableError,
-    estimate_period,
-    next_start,
-    next_tick,
-)
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
 
@@ -212,15 +209,17 @@ def lvs_load_window(clients, offsets, now=None):
     return [min(starts), max(ends)]
 
 
-def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/bin/testbed-cpu-window",
-                        sampler_log="/var/lib/testbed/cpu-sampler/samples.log",
-                        stats_cmd="/usr/local/sbin/lvs-director-stats"):
+def lvs_collect_command(prev, is_director, offset, paths):
     """The shell line that prints what the previous point left on this host.
 
     The director reads its counters once the IPVS estimator has ticked after
     that load (``--after <end>``, shifted into its clock and past the offset's
-    uncertainty) and zeroes them; every host prints its CPU samples of the
-    load window (``=== prev-cpu``). Empty when no point waits.
+    uncertainty) and zeroes them - or, when its read was started during the
+    load (the timetable: ``read_file``), prints what that read wrote; every
+    host prints its CPU samples of the load window (``=== prev-cpu``). Empty
+    when no point waits. ``paths``: ``{stats, window, samples}`` - the
+    director's lvs-director-stats and the CPU sampler's window command and
+    samples file (roles/lvs_compare/vars: ``__lvs_compare_paths``).
     """
     if not prev:
         return ""
@@ -237,66 +236,45 @@ def lvs_collect_command(prev, is_director, offset=None, window_cmd="/usr/local/b
                 f"if [ -f {read_file} ]; then cat {read_file}; rm -f {read_file}; "
                 f"else echo 'lvs-compare: no counter read in {prev['read_file']}' >&2; exit 1; fi;")
     if is_director:
-        parts.append(f"{stats_cmd} --after {end + margin:.3f} --zero;")
-    parts.append(f"echo '=== prev-cpu'; {window_cmd} -v start={start:.3f} -v end={end:.3f} "
-                 f"{shlex.quote(sampler_log)};")
+        parts.append(f"{paths['stats']} --after {end + margin:.3f} --zero;")
+    parts.append(f"echo '=== prev-cpu'; {paths['window']} -v start={start:.3f} -v end={end:.3f} "
+                 f"{shlex.quote(paths['samples'])};")
     return " ".join(parts)
 
 
-def lvs_read_command(after, cpu_start, read_file, offset=None, switch=None,
-                     window_cmd="/usr/local/bin/testbed-cpu-window",
-                     sampler_log="/var/lib/testbed/cpu-sampler/samples.log",
-                     stats_cmd="/usr/local/sbin/lvs-director-stats",
-                     switch_cmd="/usr/local/sbin/lvs-director-switch"):
-    """The director's read of one point, started during its load and left running in the background.
-
-    ``lvs-director-stats --after <after> --zero`` (``after``: the load's
-    expected end + a tolerance, controller time, shifted into the director's
-    clock) catches the first estimator tick
-    after it, reads and zeroes; with ``switch`` (the scheduler of the next
-    segment, whose first load was launched during this one) the director then
-    switches to it at once (``lvs-director-switch --stamp``: -Z and -E of its service, the
-    zeroing of the read; ``=== switch`` its errors, ``=== zeroed-at`` and
-    ``=== switched-at`` when the new table was in place and
-    ``=== switch-table`` that table, only when it succeeded);
-    then the director's CPU samples from ``cpu_start`` on (``=== prev-cpu``;
-    lvs_point cuts the load window). All into ``read_file`` through ``.part``,
-    renamed when complete; lvs_collect_command prints it.
+def lvs_read_command(current, offset, read_cmd):
+    """The director's read of the point measured now (``lvs_compare_state.current``), started during
+    its load and left running on its own: ``lvs-director-read`` (roles/lvs_director) with the load's
+    read time (``read_after``: expected end + tolerance), the start of its CPU window (1 s before the
+    load) and, when the next segment's first load was launched during this one, the scheduler to
+    switch to right after reading (``switch_to``) - all shifted into the director's clock.
+    As roles/cpu_sampler starts its sampler: nohup + setsid -f (its own session, not a background
+    job of the ssh session's shell, which a terminal session hangs up or holds).
     """
-    # Not pushed later by the offset's uncertainty (as a read after the load's end is): the tick
-    # it waits for comes well under a second after `after`, and whether the load ended before
-    # that tick is checked afterwards (lvs_point: read_after, and the counts themselves).
+    current = current or {}
     shift = (offset or {}).get("offset_s")
     try:
-        at, start = to_host_time(float(after), shift), to_host_time(float(cpu_start), shift)
-    except (TypeError, ValueError):
-        _fail("lvs_read_command", f"after and cpu_start must be epoch seconds, got {after!r} and {cpu_start!r}")
+        at = to_host_time(float(current["read_after"]), shift)
+        start = to_host_time(float(current["start_at"]) - 1.0, shift)
+    except (KeyError, TypeError, ValueError):
+        _fail("lvs_read_command", f"the point needs read_after and start_at as epoch seconds, got {current!r}")
+    read_file = current.get("read_file")
     if not read_file or not str(read_file).startswith("/"):
         _fail("lvs_read_command", f"read_file must be an absolute path, got {read_file!r}")
-    final, part = shlex.quote(str(read_file)), shlex.quote(str(read_file) + ".part")
+    switch = current.get("switch_to")
     if switch is not None and not re.fullmatch(r"[a-z0-9]+", str(switch)):
-        _fail("lvs_read_command", f"switch must be a scheduler name, got {switch!r}")
-    switching = f"echo '=== switch'; {switch_cmd} --stamp {switch} 2>&1; " if switch is not None else ""
-    # Switching, the counters are zeroed by the switch's own -Z (lvs-director-switch --stamp prints
-    # zeroed-at): one ipvsadm call less between the tick and the next load.
-    zero = "" if switch is not None else " --zero"
-    inner = (f"{stats_cmd} --after {at:.3f}{zero}; {switching}echo '=== prev-cpu'; "
-             f"{window_cmd} -v start={start:.3f} -v end={at + 4:.3f} {shlex.quote(sampler_log)}")
-    job = f"({inner}) > {part} 2>&1; mv {part} {final}"
-    # As roles/cpu_sampler starts its sampler: nohup + setsid -f (its own session, forked, not a
-    # background job of the ssh session's shell, which a terminal session hangs up or holds).
-    # Its directory is made here too: a director restarted by a recovery (the lab VM boots from its
-    # image again) no longer has the one the setup hook made.
-    folder = shlex.quote(os.path.dirname(str(read_file)) or "/")
-    return (f"mkdir -p -m 0700 {folder} && rm -f {final} {part} && "
-            f"nohup setsid -f sh -c {shlex.quote(job)} < /dev/null > /dev/null 2>&1")
+        _fail("lvs_read_command", f"switch_to must be a scheduler name, got {switch!r}")
+    args = f"--after {at:.3f} --cpu-start {start:.3f} --out {shlex.quote(str(read_file))}"
+    if switch is not None:
+        args += f" --switch {switch}"
+    return f"nohup setsid -f {read_cmd} {args} < /dev/null > /dev/null 2>&1"
 
 
-def lvs_tick_command(after, offset=None, stats_cmd="/usr/local/sbin/lvs-director-stats"):
+def lvs_tick_command(after, offset, stats_cmd):
     """The director's line that waits for the first estimator tick after ``after`` (controller time) and prints it.
 
     Run while a load runs (its counters change on every tick): ``=== tick-at``
-    is the timetable's first reference (lvs_tick_model). Nothing is zeroed.
+    is the timetable's first reference (lvs_step: ticked). Nothing is zeroed.
     """
     try:
         at = to_host_time(float(after), (offset or {}).get("offset_s"))
@@ -305,56 +283,31 @@ def lvs_tick_command(after, offset=None, stats_cmd="/usr/local/sbin/lvs-director
     return f"{stats_cmd} --after {at:.3f}"
 
 
-def lvs_tick_model(model, director_stdout, offset=None, nominal=2.0):
-    """The estimator's tick on the controller's time line after a counter read: ``{ref, period}``.
-
-    ``ref``: the tick the read saw (``=== tick-at`` of lvs-director-stats,
-    shifted by the director's clock offset); ``period``: estimated from the
-    previous model's tick (module_utils/testbed_timetable.py). A read that saw
-    no tick leaves the model as it was (``None`` when there was none).
-    """
-    found = sections(director_stdout or "")
-    text = (found.get("tick-at") or found.get("prev-tick-at") or "").strip()
-    if not text:
-        return model
+def lvs_step(state, event, **context):
+    """The LVS hooks' state after one event (module_utils/testbed_lvs_step.py: ``step``)."""
     try:
-        tick = to_controller_time(float(text.split()[0]), (offset or {}).get("offset_s"))
-    except ValueError:
-        _fail("lvs_tick_model", f"tick-at must be epoch seconds, got {text!r}")
-    period = float(nominal)
-    if isinstance(model, dict) and model.get("ref") is not None:
-        period = float(model.get("period") or nominal)
-        if tick > float(model["ref"]):
-            try:
-                period = estimate_period(float(model["ref"]), tick, nominal=period)
-            except TimetableError as exc:
-                _fail("lvs_tick_model", str(exc))
-    return {"ref": round(tick, 4), "period": round(period, 5)}
+        return step(state, event, **context)
+    except StepError as exc:
+        _fail("lvs_step", str(exc))
 
 
-def lvs_start_at(model, earliest, margin):
-    """When a load that follows no running one starts: ``margin`` after the first tick from ``earliest``
-    (``earliest`` itself without a tick model)."""
-    if not isinstance(model, dict) or model.get("ref") is None:
-        return round(float(earliest), 3)
+def lvs_launched_ahead(state, point_id):
+    """Whether ``point_id`` was launched during the previous load (testbed_lvs_step.launched_ahead)."""
+    return launched_ahead(state, point_id)
+
+
+def lvs_seconds_until(at, now):
+    """Whole seconds from ``now`` until ``at`` (rounded down), never negative: a wait_for's timeout."""
     try:
-        return round(next_tick(float(model["ref"]), float(model["period"]), float(earliest)) + float(margin), 3)
-    except TimetableError as exc:
-        _fail("lvs_start_at", str(exc))
+        return until(float(at), float(now), 0.0, whole="floor")
+    except (TypeError, ValueError):
+        _fail("lvs_seconds_until", f"at and now must be epoch seconds, got {at!r} and {now!r}")
 
 
-def lvs_next_start(model, start, seconds, tolerance, margin):
-    """When the load after the one starting at ``start`` and lasting ``seconds`` starts (None without a tick model).
-
-    ``margin`` after the first tick past its expected end + ``tolerance``.
-    """
-    if not isinstance(model, dict) or model.get("ref") is None:
-        return None
-    try:
-        return round(next_start(float(model["ref"]), float(model["period"]), float(start) + float(seconds),
-                                float(tolerance), float(margin))[1], 3)
-    except TimetableError as exc:
-        _fail("lvs_next_start", str(exc))
+def lvs_wait_next_started(state, now):
+    """Whole seconds until the load launched ahead has started (+ 0.5 s); 0 when none was."""
+    nxt = (state or {}).get("next")
+    return until(nxt["start_at"], now, 0.5) if nxt else 0
 
 
 def lvs_clock_note(first, last, every_segments):
@@ -488,8 +441,9 @@ def _private_side(results, real_servers, problems):
                      f"private side (NIC, link or network) is broken ({detail})")[:600]}]
 
 
-def lvs_in_flight(points, environment, director_kind="hardware"):
-    """The points in flight (``lvs_compare_prev``, the point being measured) as results for the sweep.
+def lvs_in_flight(state, environment, director_kind="hardware"):
+    """The points in flight (``lvs_compare_state``: the previous point not stored yet, the point being
+    measured) as results for the sweep.
 
     Each ``{point, clients, start, end}`` becomes ``{point, metrics: {}, started_at, finished_at,
     environment, raw, extra}``: its load window on the controller's time line, every client's
@@ -497,7 +451,7 @@ def lvs_in_flight(points, environment, director_kind="hardware"):
     roles/testbed_sweep stores these as lab faults when a fault is found before they are stored.
     """
     out = []
-    for prev in points or []:
+    for prev in in_flight(state):
         if not prev:
             continue
         if not isinstance(prev, dict) or not isinstance(prev.get("point"), dict):
@@ -684,9 +638,10 @@ class FilterModule:
             "lvs_collect_command": lvs_collect_command,
             "lvs_read_command": lvs_read_command,
             "lvs_tick_command": lvs_tick_command,
-            "lvs_tick_model": lvs_tick_model,
-            "lvs_start_at": lvs_start_at,
-            "lvs_next_start": lvs_next_start,
+            "lvs_step": lvs_step,
+            "lvs_launched_ahead": lvs_launched_ahead,
+            "lvs_wait_next_started": lvs_wait_next_started,
+            "lvs_seconds_until": lvs_seconds_until,
             "lvs_clock_note": lvs_clock_note,
             "lvs_probe_command": lvs_probe_command,
             "lvs_health": lvs_health,

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Evaluate and store one point of the LVS scheduler comparison."""
+"""Evaluate one point of the LVS scheduler comparison (the sweep stores it)."""
 
 DOCUMENTATION = r"""
 ---
@@ -18,23 +18,13 @@ description:
     reached I(min_rate_ratio) of the requested rate, errors stay at or below
     I(max_error_pct) and the director's counters were read. A load client or real server
     that failed shows up as reasons or warnings, never as a silent number.
-  - With I(store=true) the document is written to the run directory like M(result_store)
-    does (atomically, raw outputs beside it); one module call per point keeps a sweep's
-    orchestration overhead small.
+  - Writes nothing. RV(result) is the point as M(result_store) takes it; the sweep
+    (C(roles/testbed_sweep), C(tasks_from=store)) is the one writer of every point, and
+    probes the lab first when the point is suspect (a lab fault is not a result).
   - "Runs on the controller (C(delegate_to: localhost), C(run_once: true))."
 version_added: "1.0.0"
 author: Testbed contributors
 options:
-  run_dir:
-    description: Run directory returned by M(result_run) (needed when I(store=true)).
-    type: path
-  hold_suspect:
-    description:
-      - With I(store=true), do not write a point that is invalid or had failed connections; return it as
-        RV(result) with RV(held=true) instead, so that the caller can first check the lab (a point measured
-        across a broken lab component is a fault, stored apart, not a result).
-    type: bool
-    default: false
   point:
     description: The planned point, a mapping with C(variant), C(parameters) and C(repetition).
     type: dict
@@ -139,18 +129,6 @@ options:
   extra:
     description: Extra mapping stored in the document (scheduler table, settings...).
     type: dict
-  store:
-    description: Write the document into I(run_dir).
-    type: bool
-    default: true
-  overwrite:
-    description: Replace a document already stored for this point.
-    type: bool
-    default: false
-  replace_invalid:
-    description: Replace a stored document only when it is an invalid measurement (kept under C(superseded/)).
-    type: bool
-    default: false
 notes:
   - In check mode the document is computed and checked but nothing is written.
 seealso:
@@ -160,9 +138,8 @@ seealso:
 """
 
 EXAMPLES = r"""
-- name: Evaluate and store the point
+- name: Evaluate the point (then hand lvs_stored.result to the sweep's store)
   lvs_point:
-    run_dir: "{{ lvs_run.run_dir }}"
     point: "{{ lvs_point }}"
     clients: "{{ groups['lvs_clients'] | map('extract', hostvars, '__lvs_run_out') | list }}"
     collect: "{{ lvs_collect }}"
@@ -181,7 +158,7 @@ RETURN = r"""
 retry:
   description:
     - The counts are not exact (a timetabled read, I(read_after)) - this point and the next one are to be measured
-      again; nothing was written. RV(retry_reasons) says why.
+      again; not to be stored. RV(retry_reasons) says why.
   returned: success
   type: bool
 retry_reasons:
@@ -203,14 +180,11 @@ timetable:
       settled lines, the period.
   returned: success
   type: dict
-held:
-  description: The point was not written (I(hold_suspect) and it is invalid or had failed connections).
-  returned: success
-  type: bool
 result:
   description:
-    - When RV(held), the point as M(result_store) takes it (point, metrics, valid, reasons, warnings, sources,
-      raw, extra, environment, started_at, finished_at, suspect); null otherwise.
+    - The point as M(result_store) takes it (point, metrics, valid, reasons, warnings, sources, raw, extra,
+      environment, started_at, finished_at) and C(suspect) - invalid or with failed connections, so the sweep
+      probes the lab before storing it.
   returned: success
   type: dict
 point_id:
@@ -218,11 +192,6 @@ point_id:
   returned: success
   type: str
   sample: wrr__num_conns-3000_rate-200__rep1
-path:
-  description: Path of the stored document (null when not stored).
-  returned: success
-  type: str
-  sample: /srv/testbed/results/lvs_compare/20261121T153000Z/wrr__num_conns-3000_rate-200__rep1.json
 valid:
   description: The point's verdict.
   returned: success
@@ -257,22 +226,15 @@ msg:
   sample: "[3/30] rr @ 200 conn/s rep 1: valid, 199.8 of 200 conn/s, response 1.4 ms, 0 errors, Jain 1.000, director CPU 41 %"
 """
 
-import os  # noqa: E402 (Ansible modules import after their documentation)
-
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_lvs import PointError, evaluate_point, summary_line  # noqa: E402
 from ansible.module_utils.testbed_results import ResultError, point_id  # noqa: E402
-from ansible.module_utils.testbed_results_store import (  # noqa: E402
-    merge_source_verdicts,
-    store_point,
-    with_controller,
-)
+from ansible.module_utils.testbed_results_store import merge_source_verdicts, with_controller  # noqa: E402
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            run_dir=dict(type="path"),
             point=dict(type="dict", required=True),
             clients=dict(type="list", elements="dict", required=True),
             collect=dict(type="dict", required=True),
@@ -294,16 +256,10 @@ def main():
             environment=dict(type="dict", required=True),
             label=dict(type="str", default=""),
             extra=dict(type="dict"),
-            store=dict(type="bool", default=True),
-            hold_suspect=dict(type="bool", default=False),
-            overwrite=dict(type="bool", default=False),
-            replace_invalid=dict(type="bool", default=False),
         ),
-        required_if=[("store", True, ("run_dir",))],
         supports_check_mode=True,
     )
     p = module.params
-    held, held_result = False, None
     try:
         result = evaluate_point(
             p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
@@ -312,48 +268,33 @@ def main():
             counters_zeroed_at=p["counters_zeroed_at"], clock_offsets=p["clock_offsets"],
             read_after=p["read_after"], next_start=p["next_start"], tick_period=p["tick_period"],
             switch_to=p["switch_to"])
-        retry = result["retry"]
         valid, reasons, warnings = merge_source_verdicts(
             False if result["reasons"] else None, result["reasons"], result["warnings"], result["sources"])
         extra = dict(p["extra"] or {})
         extra["details"] = result["details"]
-        path = None
         ident = point_id(p["point"].get("variant"), p["point"].get("parameters"), p["point"].get("repetition", 1))
         errors = result["metrics"].get("errors_total") or 0
-        held = not retry and bool(p["hold_suspect"]) and (not valid or errors > 0)
-        if held:
-            # Not written: the caller checks the lab first (a lab fault is not a result).
-            held_result = {
-                "point": p["point"], "metrics": result["metrics"], "valid": valid, "reasons": reasons,
-                "warnings": warnings, "sources": result["sources"], "raw": result["raw"], "extra": extra,
-                "environment": with_controller(p["environment"]), "started_at": result["started"],
-                "finished_at": result["finished"], "suspect": True}
-        if p["store"] and not held and not retry:
-            document = store_point(
-                os.path.abspath(p["run_dir"]), p["point"], result["metrics"], valid, reasons, warnings,
-                with_controller(p["environment"]), result["started"], result["finished"], raw=result["raw"],
-                sources=result["sources"], extra=extra, overwrite=p["overwrite"], write=not module.check_mode,
-                replace_invalid=p["replace_invalid"])
-            ident = document["point_id"]
-            path = os.path.join(os.path.abspath(p["run_dir"]), ident + ".json")
+        # The point as result_store takes it; the sweep (roles/testbed_sweep, store) writes it, after
+        # probing the lab first when it is suspect (a lab fault is not a result).
+        document = {
+            "point": p["point"], "metrics": result["metrics"], "valid": valid, "reasons": reasons,
+            "warnings": warnings, "sources": result["sources"], "raw": result["raw"], "extra": extra,
+            "environment": with_controller(p["environment"]), "started_at": result["started"],
+            "finished_at": result["finished"], "suspect": not valid or errors > 0}
     except PointError as exc:
         module.fail_json(msg="lvs_point: %s" % exc)
     except ResultError as exc:
-        module.fail_json(msg="lvs_point: result store: %s" % exc)
+        module.fail_json(msg="lvs_point: %s" % exc)
     except (KeyError, TypeError, ValueError) as exc:
         module.fail_json(msg="lvs_point: unusable input (%s: %s)" % (type(exc).__name__, exc))
-    except OSError as exc:
-        module.fail_json(msg="lvs_point: cannot write in run_dir %s: %s" % (p["run_dir"], exc))
     module.exit_json(
-        changed=bool(p["store"]) and not held and not retry and not module.check_mode,
-        retry=bool(retry),
-        retry_reasons=retry,
+        changed=False,
+        retry=bool(result["retry"]),
+        retry_reasons=result["retry"],
         retry_next=result["retry_next"],
         timetable=result["details"].get("timetable"),
-        held=held,
-        result=held_result if held else None,
+        result=document,
         point_id=ident,
-        path=path,
         valid=valid,
         reasons=reasons,
         warnings_list=warnings,

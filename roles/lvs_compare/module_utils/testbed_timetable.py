@@ -12,7 +12,7 @@ predicted tick; an emulated guest's tick is not exactly periodic, so its
 period is estimated from the ticks observed.
 
 All times are seconds on one time line (the controller's). Pure functions;
-``scripts/lvs-timetable-bench.py`` uses them and tests/unit covers them.
+``roles/lvs_compare/scripts/lvs-timetable-bench.py`` uses them and tests/unit covers them.
 """
 
 from __future__ import absolute_import, division, print_function

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark: how short can the gap between two LVS loads be while every load's counters stay exact?
 
-    scripts/lvs-timetable-bench.py [--loads 8] [--rate 200] [--seconds 39] [--margin 0.4]
+    roles/lvs_compare/scripts/lvs-timetable-bench.py [--loads 8] [--rate 200] [--seconds 39] [--margin 0.4]
                                    [--tolerance 0.3] [--switch-every 0] [--switch-margin 0.8]
                                    [--vip 10.250.1.10]
                                    [--clients lvs-client1,lvs-client2] [--processes 2]
@@ -42,7 +42,7 @@ Last line: ``RESULT loads=<n> exact=<n> load_s=<sum> gap_s=<sum>
 overhead_pct=<gaps / (loads + gaps)> gap_mean_s=<..> gap_max_s=<..>
 tick_error_max_s=<..> end_excess_max_s=<..>``.
 
-Run it with the project's python (``.venv/bin/python scripts/lvs-timetable-bench.py``): it
+Run it with the project's python (``.venv/bin/python roles/lvs_compare/scripts/lvs-timetable-bench.py``): it
 reads the tools' output with the project's parsers. The clients need roles/lvs_client (the load runner). Bounded: at most 30 loads of at most 120 s at most 400 conn/s; nothing but the
 lab's VIP receives traffic. It adds a virtual service when the director has
 none for the VIP (removed at the end) and leaves an existing one as it is
@@ -58,7 +58,6 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 # One import convention (docs/architecture.md, "Python imports"): pure shared
 # libraries live in a module_utils/ folder - the repository's, or a role's own -
 # and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
