@@ -21,7 +21,7 @@ SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
 .PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
-        lab-up lab-down lvs nfv report collection collection-sanity
+        lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -73,11 +73,11 @@ molecule-lab:  ## molecule test for the LVS lab scenarios (bridges, host contain
 pin:  ## re-resolve requirements.in into requirements.txt
 	python -m pip install -q -r requirements.in && python -m pip freeze --exclude-editable | grep -v '^pip==' > requirements.txt
 
-lab-up:  ## bring the local lab up
-	ansible-playbook playbooks/lab-up.yml -i $(INVENTORY)
+lvs-lab-up:  ## bring the local LVS lab up
+	ansible-playbook playbooks/lvs-lab-up.yml -i $(INVENTORY)
 
-lab-down:  ## tear the local lab down
-	ansible-playbook playbooks/lab-down.yml -i $(INVENTORY)
+lvs-lab-down:  ## tear the local LVS lab down
+	ansible-playbook playbooks/lvs-lab-down.yml -i $(INVENTORY)
 
 lvs:  ## experiment 1: LVS scheduler comparison
 	ansible-playbook playbooks/lvs-compare.yml -i $(INVENTORY)

@@ -7,7 +7,7 @@ every point is a real measurement (the faulted point stored as a fault
 document and measured again) or a clear error naming the component - and in
 every case no point lost, none duplicated, none half-written.
 
-Needs the lab (playbooks/lab-up.yml; the sweep brings it up itself) and
+Needs the lab (playbooks/lvs-lab-up.yml; the sweep brings it up itself) and
 root; takes several minutes per case. Not part of `make test`.
 Traffic goes only to the lab's own addresses.
 """

@@ -20,7 +20,7 @@ replace`) task starts, while the resilver the point times runs:
   never ended by the old attempt's poller or marks (per attempt), exit 0, nothing of the lab left after
   its cleanup.
 
-Needs root, the lab's VM image and the cached OpenZFS module (scripts/setup.sh, playbooks/lab-up
+Needs root, the lab's VM image and the cached OpenZFS module (scripts/setup.sh, playbooks/lvs-lab-up
 pieces build them on first use); about 15 minutes per case. Not part of `make test`.
 """
 

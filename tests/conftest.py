@@ -9,7 +9,7 @@ import sys
 
 import ansible.module_utils
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 _MU = os.path.join(ROOT, "module_utils")
