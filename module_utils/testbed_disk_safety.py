@@ -261,8 +261,38 @@ def check(devices, wipe_devices, resolved, inspections,
     serial, size, and whether it is wiped, used as it is, or refused).
     """
     problems = []
+    wipe_by_device = _wipe_targets(devices, wipe_devices, resolved, devices_variable, wipe_variable, problems)
     entries = []
+    first_name = {}
+    for path in devices:
+        target = resolved.get(path)
+        if target is None:
+            problems.append("%s (in %s) does not exist" % (path, devices_variable))
+            continue
+        if target in first_name:
+            problems.append("%s and %s (in %s) are the same device %s (name each disk once)"
+                            % (first_name[target], path, devices_variable, target))
+            continue
+        first_name[target] = path
+        entry = _entry(path, target, inspections.get(target) or {}, wipe_by_device.get(target))
+        entries.append(entry)
+        problem = _judge(entry, inspections.get(target) or {}, allow_loop, loop_variable, wipe_variable,
+                         owned_zfs_pools)
+        if problem:
+            problems.append(problem)
+    _refuse_nested(entries, devices_variable, problems)
+    for entry in entries:
+        entry["plan"] = plan_line(entry)
+        del entry["inside"]
+    msg = None
+    if problems:
+        msg = "Disk safety check: nothing was written, because %s." % "; ".join(problems)
+    return {"ok": not problems, "msg": msg, "problems": problems, "devices": entries,
+            "plan": [entry["plan"] for entry in entries]}
 
+
+def _wipe_targets(devices, wipe_devices, resolved, devices_variable, wipe_variable, problems):
+    """The wipe list's devices (resolved device -> its name there); a name outside the devices is a problem."""
     wipe_by_device = {}
     device_targets = set(resolved.get(path) for path in devices if resolved.get(path))
     for wipe_path in wipe_devices:
@@ -276,77 +306,70 @@ def check(devices, wipe_devices, resolved, inspections,
                             % (wipe_variable, wipe_path, target, devices_variable))
         else:
             wipe_by_device.setdefault(target, wipe_path)
+    return wipe_by_device
 
-    first_name = {}
-    for path in devices:
-        target = resolved.get(path)
-        if target is None:
-            problems.append("%s (in %s) does not exist" % (path, devices_variable))
-            continue
-        if target in first_name:
-            problems.append("%s and %s (in %s) are the same device %s (name each disk once)"
-                            % (first_name[target], path, devices_variable, target))
-            continue
-        first_name[target] = path
-        inspection = inspections.get(target) or {}
-        entry = _entry(path, target, inspection, wipe_by_device.get(target))
-        entries.append(entry)
-        named = path if path == target else "%s (%s)" % (target, path)
 
-        if not inspection.get("block", False):
-            entry["reason"] = "not a block device"
-            problems.append("%s is not a block device" % named)
-            continue
-        wrong_kind = not_a_whole_disk(entry, allow_loop=allow_loop, loop_variable=loop_variable)
-        if wrong_kind:
-            entry["reason"] = "not a whole disk: " + wrong_kind
-            problems.append("%s %s" % (named, wrong_kind))
-            continue
-        if entry["read_only"] or entry["type"] == "rom":
-            entry["reason"] = "read-only device"
-            problems.append("%s is a read-only device" % named)
-            continue
-        in_use = []
-        if entry["mounted"]:
-            in_use.append("mounted (%s)" % _join(entry["mounted"]))
-        if entry["swap"]:
-            in_use.append("active swap (%s)" % _join(entry["swap"]))
-        if entry["holders"]:
-            in_use.append("held by %s" % _join(entry["holders"]))
-        if entry["busy"] and not in_use:
-            owned = _owned_zfs(entry, owned_zfs_pools)
-            if owned:
-                entry["owned_by"] = "ZFS pool %s" % _join(owned)
-            else:
-                in_use.append("open exclusively by another program (a mounted filesystem, an imported "
-                              "ZFS pool, a running OSD...)")
-        what = (" and holds %s" % _join(entry["summary"])) if entry["summary"] else ""
-        if in_use:
-            entry["reason"] = "in use: " + "; ".join(in_use)
-            problems.append("%s is %s%s (a device in use is never wiped, even when listed in %s: "
-                            "free it or pick another disk)" % (named, " and ".join(in_use), what, wipe_variable))
-            continue
-        owned_note = (" (in use by %s, this run's own: its builder role reuses or destroys it before "
-                      "writing)" % entry["owned_by"]) if entry["owned_by"] else ""
-        if entry["signatures"] or entry["partitions"]:
-            if not entry["summary"]:
-                entry["summary"] = ["partitions %s" % _join(entry["partitions"])]
-            if entry["listed"]:
-                entry["allowed"] = True
-                entry["needs_wipe"] = True
-                entry["reason"] = "listed in %s as %s: will be wiped (holds %s)%s" % (
-                    wipe_variable, entry["listed_as"], _join(entry["summary"]), owned_note)
-            else:
-                entry["reason"] = "holds %s and is not in %s" % (_join(entry["summary"]), wipe_variable)
-                problems.append("%s holds %s and is not in %s (to allow wiping it, add %s to %s)"
-                                % (named, _join(entry["summary"]), wipe_variable, suggest_name(entry),
-                                   wipe_variable))
-            continue
-        entry["allowed"] = True
-        entry["reason"] = "blank: no signature, partition, mount or holder found" + owned_note
+def _in_use(entry, owned_zfs_pools):
+    """Why the device is in use ([] when it is not); notes a pool of the caller's own in ``owned_by``."""
+    in_use = []
+    if entry["mounted"]:
+        in_use.append("mounted (%s)" % _join(entry["mounted"]))
+    if entry["swap"]:
+        in_use.append("active swap (%s)" % _join(entry["swap"]))
+    if entry["holders"]:
+        in_use.append("held by %s" % _join(entry["holders"]))
+    if entry["busy"] and not in_use:
+        owned = _owned_zfs(entry, owned_zfs_pools)
+        if owned:
+            entry["owned_by"] = "ZFS pool %s" % _join(owned)
+        else:
+            in_use.append("open exclusively by another program (a mounted filesystem, an imported "
+                          "ZFS pool, a running OSD...)")
+    return in_use
 
-    # A given device inside another given one (a disk and its own partition, or a device
-    # stacked on it): whatever wipes the outer one destroys the inner one.
+
+def _judge(entry, inspection, allow_loop, loop_variable, wipe_variable, owned_zfs_pools):
+    """One device's verdict, kept in ``entry`` (allowed, needs_wipe, reason); the problem sentence or None."""
+    path, target = entry["path"], entry["resolved"]
+    named = path if path == target else "%s (%s)" % (target, path)
+    if not inspection.get("block", False):
+        entry["reason"] = "not a block device"
+        return "%s is not a block device" % named
+    wrong_kind = not_a_whole_disk(entry, allow_loop=allow_loop, loop_variable=loop_variable)
+    if wrong_kind:
+        entry["reason"] = "not a whole disk: " + wrong_kind
+        return "%s %s" % (named, wrong_kind)
+    if entry["read_only"] or entry["type"] == "rom":
+        entry["reason"] = "read-only device"
+        return "%s is a read-only device" % named
+    in_use = _in_use(entry, owned_zfs_pools)
+    what = (" and holds %s" % _join(entry["summary"])) if entry["summary"] else ""
+    if in_use:
+        entry["reason"] = "in use: " + "; ".join(in_use)
+        return ("%s is %s%s (a device in use is never wiped, even when listed in %s: "
+                "free it or pick another disk)" % (named, " and ".join(in_use), what, wipe_variable))
+    owned_note = (" (in use by %s, this run's own: its builder role reuses or destroys it before "
+                  "writing)" % entry["owned_by"]) if entry["owned_by"] else ""
+    if entry["signatures"] or entry["partitions"]:
+        if not entry["summary"]:
+            entry["summary"] = ["partitions %s" % _join(entry["partitions"])]
+        if entry["listed"]:
+            entry["allowed"] = True
+            entry["needs_wipe"] = True
+            entry["reason"] = "listed in %s as %s: will be wiped (holds %s)%s" % (
+                wipe_variable, entry["listed_as"], _join(entry["summary"]), owned_note)
+            return None
+        entry["reason"] = "holds %s and is not in %s" % (_join(entry["summary"]), wipe_variable)
+        return ("%s holds %s and is not in %s (to allow wiping it, add %s to %s)"
+                % (named, _join(entry["summary"]), wipe_variable, suggest_name(entry), wipe_variable))
+    entry["allowed"] = True
+    entry["reason"] = "blank: no signature, partition, mount or holder found" + owned_note
+    return None
+
+
+def _refuse_nested(entries, devices_variable, problems):
+    """A given device inside another given one (a disk and its own partition, or a device stacked on
+    it): whatever wipes the outer one destroys the inner one - both refused."""
     for outer in entries:
         for inner in entries:
             if inner is not outer and inner["resolved"] in outer["inside"]:
@@ -359,15 +382,6 @@ def check(devices, wipe_devices, resolved, inspections,
                     entry["allowed"] = False
                     entry["needs_wipe"] = False
                     entry["reason"] = "%s is inside %s" % (inner["path"], outer["path"])
-
-    for entry in entries:
-        entry["plan"] = plan_line(entry)
-        del entry["inside"]
-    msg = None
-    if problems:
-        msg = "Disk safety check: nothing was written, because %s." % "; ".join(problems)
-    return {"ok": not problems, "msg": msg, "problems": problems, "devices": entries,
-            "plan": [entry["plan"] for entry in entries]}
 
 
 def confirm(expected, devices):
