@@ -20,8 +20,8 @@ description:
     C(<ceph_data_dir>/{mon,mgr,osd}/<cluster>-*) - and the marker, and returns RV(problem), one sentence naming the
     pool or cluster when it exists but is not the testbed's (no marker, an unreadable one, or another GUID/fsid).
     Nothing of that name on the node is no problem. It never fails on a conflict; the caller asserts.
-  - O(state=record) writes the marker (atomically) for what is there now (ZFS - the imported pool's GUID, which must
-    exist; call it right after creating the pool, or for a pool O(state=check) found to be the testbed's) or for
+  - O(state=record) writes the marker (atomically) for what is there now (ZFS - the imported pool's GUID, or the
+    zvol's dataset GUID, which must exist; call it right after creating the pool, or for a pool O(state=check) found to be the testbed's) or for
     O(fsid) (Ceph, before the cluster's first file is written; it refuses to record over a foreign cluster of that
     name or a configuration with another fsid). A marker that already holds that identity is left as it is.
   - O(state=forget) removes the marker (after the role has removed what it made).
@@ -34,9 +34,13 @@ options:
     description: Which kind of storage system.
     type: str
     required: true
-    choices: [zfs, ceph]
+    choices: [zfs, ceph, zvol]
   name:
-    description: The pool or cluster name.
+    description:
+      - The pool or cluster name.
+      - O(system=zvol) - C(<pool>/<volume>), a zvol the testbed makes in a pool it did not make (an operator's, in
+        C(storage_zfs_existing_pool)); its marker is C(<marker_dir>/storage_zvol/<pool>/<volume>.json) with the
+        dataset's GUID (C(zfs list -H -p -o name,guid,type)). The pool itself is never recorded.
     type: str
     required: true
   state:
@@ -141,6 +145,7 @@ from ansible.module_utils.testbed_storage_ownership import (  # noqa: E402
     parse_marker,
     render_marker,
     zfs_observed,
+    zvol_observed,
 )
 
 
@@ -163,6 +168,19 @@ def read_zfs(module, name):
         module.fail_json(msg="storage ownership: zpool list -H -p -o name,guid failed on %s (rc %d): %s"
                          % (module.params["node"], rc, err.strip()))
     return zfs_observed(out.splitlines(), name)
+
+
+def read_zvol(module, name):
+    zfs = module.get_bin_path("zfs")
+    if zfs is None or not os.path.isdir("/sys/module/zfs"):
+        return {"exists": False, "id": None, "where": ""}
+    rc, out, err = module.run_command([zfs, "list", "-H", "-p", "-o", "name,guid,type", name])
+    if rc != 0:
+        if "does not exist" in err or "modules are not loaded" in err:
+            return {"exists": False, "id": None, "where": ""}
+        module.fail_json(msg="storage ownership: zfs list -H -p -o name,guid,type %s failed on %s (rc %d): %s"
+                         % (name, module.params["node"], rc, err.strip()))
+    return zvol_observed(out.splitlines(), name)
 
 
 def read_ceph(conf_dir, data_dir, name):
@@ -199,7 +217,7 @@ def write_atomically(path, text):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            system=dict(type="str", required=True, choices=["zfs", "ceph"]),
+            system=dict(type="str", required=True, choices=["zfs", "ceph", "zvol"]),
             name=dict(type="str", required=True),
             state=dict(type="str", default="check", choices=["check", "record", "forget"]),
             fsid=dict(type="str"),
@@ -219,7 +237,12 @@ def main():
     except ValueError as exc:
         module.fail_json(msg="storage ownership: %s" % exc)
 
-    observed = read_zfs(module, name) if system == "zfs" else read_ceph(p["ceph_conf_dir"], p["ceph_data_dir"], name)
+    if system == "zfs":
+        observed = read_zfs(module, name)
+    elif system == "zvol":
+        observed = read_zvol(module, name)
+    else:
+        observed = read_ceph(p["ceph_conf_dir"], p["ceph_data_dir"], name)
     marker, marker_error = None, None
     text = _read(path)
     if text is not None:
@@ -237,13 +260,14 @@ def main():
         # Ceph: the marker goes before the cluster's first file, so a cluster already there must be ours.
         if problem and system == "ceph":
             module.fail_json(msg="storage ownership: not recording %s: %s" % (path, problem), **result)
-        if system == "zfs":
+        if system in ("zfs", "zvol"):
             ident = observed["id"]
             if not observed["exists"]:
                 if module.check_mode:
                     module.exit_json(**result)
-                module.fail_json(msg="storage ownership: pool %s is not imported on %s: nothing to record"
-                                 % (name, p["node"]), **result)
+                module.fail_json(msg="storage ownership: %s %s is not %s on %s: nothing to record"
+                                 % ("pool" if system == "zfs" else "zvol", name,
+                                    "imported" if system == "zfs" else "there", p["node"]), **result)
         else:
             ident = (p["fsid"] or "").lower()
             if not ident:

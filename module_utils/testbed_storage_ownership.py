@@ -12,6 +12,12 @@ names what is there now: the imported pool's GUID, the fsid of
 cluster of the configured name without that marker, or with another GUID/fsid, is
 someone else's: the roles neither adopt nor remove it, and say so in one sentence.
 
+In an operator's own pool (``storage_zfs_existing_pool``: the testbed builds no pool) the testbed
+makes only a zvol, ``<pool>/<volume>``: it is the testbed's when
+``<marker_dir>/storage_zvol/<pool>/<volume>.json`` holds that dataset's GUID (system ``zvol``;
+dataset GUIDs are as random and unique as pool GUIDs). The pool itself is never recorded, checked
+for ownership, changed or destroyed.
+
 ``library/storage_ownership.py`` reads the node (zpool, the Ceph files, the marker)
 and writes or removes the marker; everything it decides is here.
 """
@@ -23,12 +29,14 @@ __metaclass__ = type
 import json
 import re
 
-SYSTEMS = ("zfs", "ceph")
+SYSTEMS = ("zfs", "ceph", "zvol")
 # The key of the marker that holds the identity of what was created.
-ID_KEY = {"zfs": "guid", "ceph": "fsid"}
+ID_KEY = {"zfs": "guid", "ceph": "fsid", "zvol": "guid"}
 # What the thing is called, and what the operator renames.
-NOUN = {"zfs": "pool", "ceph": "cluster"}
-DEFAULT_VARIABLE = {"zfs": "storage_zfs_pool", "ceph": "storage_ceph_cluster"}
+NOUN = {"zfs": "pool", "ceph": "cluster", "zvol": "zvol"}
+DEFAULT_VARIABLE = {"zfs": "storage_zfs_pool", "ceph": "storage_ceph_cluster", "zvol": "storage_zfs_volume"}
+# Systems whose name is <pool>/<child> (a dataset in a pool the testbed did not make).
+CHILD_SYSTEMS = ("zvol",)
 
 _FSID_LINE = re.compile(r"^\s*fsid\s*=\s*([0-9a-fA-F-]+)\s*$", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
@@ -38,18 +46,23 @@ class MarkerError(ValueError):
     """A marker file that is not one of ours (not JSON, another system or name, no identity)."""
 
 
-def check_name(name):
-    """The pool or cluster name, fit for a file name; ValueError otherwise."""
+def check_name(name, system="zfs"):
+    """The pool or cluster name (``<pool>/<child>`` for a zvol), fit for a file path; ValueError otherwise."""
+    if system in CHILD_SYSTEMS:
+        parts = name.split("/") if isinstance(name, str) else []
+        if len(parts) != 2 or not all(_NAME.match(part) for part in parts):
+            raise ValueError("%r is not <pool>/<%s> (two names of letters, digits, _ . : -)" % (name, NOUN[system]))
+        return name
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError("%r is not a pool or cluster name (letters, digits, _ . : -)" % (name,))
     return name
 
 
 def marker_path(marker_dir, system, name):
-    """<marker_dir>/storage_<system>/<name>.json."""
+    """<marker_dir>/storage_<system>/<name>.json (for a zvol: storage_zvol/<pool>/<volume>.json)."""
     if system not in SYSTEMS:
         raise ValueError("system %r is not one of %s" % (system, ", ".join(SYSTEMS)))
-    return "%s/storage_%s/%s.json" % (marker_dir.rstrip("/"), system, check_name(name))
+    return "%s/storage_%s/%s.json" % (marker_dir.rstrip("/"), system, check_name(name, system))
 
 
 def make_marker(system, name, ident, node, created):
@@ -119,6 +132,17 @@ def zfs_observed(pool_lines, name):
     return {"exists": False, "id": None, "where": ""}
 
 
+def zvol_observed(dataset_lines, name):
+    """The dataset ``name`` in ``zfs list -H -p -o name,guid,type NAME`` lines (any type: a filesystem
+    of that name is there too, and not the testbed's zvol)."""
+    for line in dataset_lines:
+        fields = line.split("\t") if "\t" in line else line.split()
+        if len(fields) >= 2 and fields[0] == name:
+            kind = fields[2].strip() if len(fields) >= 3 else "dataset"
+            return {"exists": True, "id": fields[1].strip(), "where": "zfs list (a %s)" % kind}
+    return {"exists": False, "id": None, "where": ""}
+
+
 def ownership_problem(system, name, node, marker, observed, marker_file, variable=None, marker_error=None):
     """One sentence when ``name`` exists on ``node`` but is not the testbed's; "" when there is none.
 
@@ -140,11 +164,11 @@ def ownership_problem(system, name, node, marker, observed, marker_file, variabl
         if ident is None or recorded == ident:
             return ""
         why = "its %s %s (%s) differs from %s in the marker %s" % (
-            key.upper() if system == "zfs" else key, ident, observed.get("where") or "read there", recorded, marker_file)
+            key.upper() if key == "guid" else key, ident, observed.get("where") or "read there", recorded, marker_file)
     elif marker_error:
         why = "the marker %s is not the testbed's: %s" % (marker_file, marker_error)
     else:
-        shown = ("%s %s, " % (key.upper() if system == "zfs" else key, ident)) if ident else ""
+        shown = ("%s %s, " % (key.upper() if key == "guid" else key, ident)) if ident else ""
         why = "%sfound in %s, no marker %s" % (shown, observed.get("where") or "the node", marker_file)
     noun = NOUN[system]
     if variable == "":

@@ -14,6 +14,7 @@ from ansible.module_utils.testbed_storage_ownership import (
     parse_marker,
     render_marker,
     zfs_observed,
+    zvol_observed,
 )
 from helpers import run_module
 
@@ -219,3 +220,53 @@ def test_module_zfs_without_zfs_is_nothing(tmp_path, monkeypatch):
 def test_module_refuses_a_bad_name(tmp_path):
     failed, out = run_module(storage_ownership, ceph_args(tmp_path, name="../etc"))
     assert failed and "is not a pool or cluster name" in out["msg"]
+
+
+# -- a zvol in an operator's pool (storage_zfs_existing_pool) ----------------------------------------
+
+MARKER_ZVOL = "/var/lib/testbed/storage_zvol/tank/testbed-vol.json"
+
+
+def test_zvol_marker_lives_under_the_pool_and_names_are_pool_slash_volume():
+    assert marker_path("/var/lib/testbed", "zvol", "tank/testbed-vol") == MARKER_ZVOL
+    for bad in ("tank", "tank/a/b", "../x/y", "tank/../x", "/tank/vol", "tank/"):
+        with pytest.raises(ValueError):
+            marker_path("/var/lib/testbed", "zvol", bad)
+    with pytest.raises(ValueError):
+        marker_path("/var/lib/testbed", "zfs", "tank/vol")      # a pool name has no slash
+
+
+def test_zvol_observed_reads_name_guid_type():
+    assert zvol_observed(["tank/vol\t555\tvolume"], "tank/vol") == {"exists": True, "id": "555",
+                                                                       "where": "zfs list (a volume)"}
+    assert zvol_observed(["tank/vol\t556\tfilesystem"], "tank/vol")["where"] == "zfs list (a filesystem)"
+    assert zvol_observed([], "tank/vol") == {"exists": False, "id": None, "where": ""}
+
+
+def test_operators_dataset_of_the_zvols_name_is_refused_naming_the_callers_variable():
+    problem = ownership_problem("zvol", "tank/vol", "n1", None, zvol_observed(["tank/vol\t555\tfilesystem"], "tank/vol"),
+                                MARKER_ZVOL, variable="storage_compare_zfs_volume")
+    assert problem == ("zvol tank/vol on node n1 was not created by the testbed (GUID 555, found in zfs list (a "
+                       "filesystem), no marker %s): rename storage_compare_zfs_volume, or remove the zvol "
+                       "yourself." % MARKER_ZVOL)
+    marker = make_marker("zvol", "tank/vol", "555", "n1", "t")
+    assert ownership_problem("zvol", "tank/vol", "n1", marker, {"exists": True, "id": "555"}, MARKER_ZVOL) == ""
+    assert "differs from 555" in ownership_problem("zvol", "tank/vol", "n1", marker, {"exists": True, "id": "9"},
+                                                   MARKER_ZVOL)
+
+
+def test_module_records_checks_and_forgets_a_zvol(tmp_path, monkeypatch):
+    there = {"exists": False, "id": None, "where": ""}
+    monkeypatch.setattr(storage_ownership, "read_zvol", lambda module, name: dict(there))
+    args = {"system": "zvol", "name": "tank/vol", "marker_dir": str(tmp_path), "node": "n1"}
+    failed, out = run_module(storage_ownership, dict(args, state="record"))
+    assert failed and "zvol tank/vol is not there on n1" in out["msg"]
+    there.update(exists=True, id="555", where="zfs list (a volume)")
+    failed, out = run_module(storage_ownership, dict(args, state="record"))
+    path = tmp_path / "storage_zvol" / "tank" / "vol.json"
+    assert not failed and out["changed"] and json.loads(path.read_text())["guid"] == "555"
+    failed, out = run_module(storage_ownership, args)
+    assert out["owned"] and out["problem"] == ""
+    failed, out = run_module(storage_ownership, dict(args, state="forget"))
+    assert not failed and out["changed"] and not path.exists()
+    assert (tmp_path / "storage_zvol" / "tank").is_dir()      # only the marker goes; the directory is harmless
