@@ -23,82 +23,23 @@ Needs root and the storage VM's image (cached by the first storage run); a few m
 
 import glob
 import os
-import signal
 import subprocess
-import textwrap
 import threading
 
 import fault_run
-from playbook_run import ROOT
+from storage_lab_vm import CLEANUP_LAST_STEP, PIDFILE, STATE, HoldAtCleanup, boot, node, qemu_pid, ran, vm
 
-STATE = "/var/lib/testbed/lab"
-PIDFILE = os.path.join(STATE, "storage-lab.pid")
 FOREIGN_FSID = "0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d"
 VDEV = "/root/foreign-testbed.vdev"
 MON = "/var/lib/ceph/mon/ceph-x"
-SSH = ["ssh", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2228", "-o", "StrictHostKeyChecking=no",
-       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=20",
-       "-o", "BatchMode=yes", "root@127.0.0.1"]
 # Read-only: what makes the foreign objects the same ones (the pool imported, with its GUID).
 READ = (f"zpool list -H -p -o name,guid,health testbed; sha256sum {VDEV} /etc/ceph/ceph.conf; "
         f"cd {MON} && find . -printf '%p %s %m\\n' | sort && sha256sum keep; ls /var/lib/testbed 2>&1 || true")
-CLEANUP_LAST_STEP = "TASK [storage_compare : Remove the lab's storage VM and its disks]"
-# The VM as the playbook's "Boot the lab's storage node" play starts it (same role, same inventory settings).
-BOOT = textwrap.dedent("""\
-    ---
-    - name: The lab's storage VM, as playbooks/storage-compare.yml boots it
-      hosts: storage_vm_host
-      gather_facts: false
-      tasks:
-        - name: Start or stop the storage VM
-          ansible.builtin.include_role:
-            name: lab_storage
-          vars:
-            lab_storage_state: "{{ vm_state }}"
-            lab_storage_vm_name: "{{ storage_compare_lab_vm_name }}"
-            lab_storage_ssh_port: "{{ storage_compare_lab_ssh_port }}"
-    """)
-
-
-def node(command, check=True, timeout=180):
-    proc = subprocess.run(SSH + [command], capture_output=True, text=True, timeout=timeout)
-    if check:
-        assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
-    return proc.stdout
-
-
-def ran(output, banner):
-    """Whether a task whose banner starts with `banner` did something (its banner not followed by skipping only)."""
-    lines = output.splitlines()
-    for index, line in enumerate(lines):
-        if line.startswith(banner):
-            follow = [x for x in lines[index + 1:index + 6] if x.strip()]
-            if follow and not follow[0].startswith("skipping:"):
-                return True
-    return False
-
-
-def qemu_pid():
-    try:
-        with open(PIDFILE) as handle:
-            pid = int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if os.path.exists(f"/proc/{pid}") else None
-
-
-def vm(playbook, state):
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
-    proc = subprocess.run([os.path.join(fault_run.BIN, "ansible-playbook"), str(playbook), "-i", "inventories/lab",
-                           "-e", f"vm_state={state}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
 def test_foreign_pool_and_cluster_are_refused_and_left_intact(tmp_path):
-    boot = tmp_path / "storage-vm.yml"
-    boot.write_text(BOOT)
     results = tmp_path / "results"
-    vm(boot, "present")
+    stop = boot(tmp_path)
     try:
         booted = qemu_pid()
         assert booted, "the storage VM did not start"
@@ -111,24 +52,14 @@ def test_foreign_pool_and_cluster_are_refused_and_left_intact(tmp_path):
         assert before.startswith("testbed\t") and "ONLINE" in before.splitlines()[0], before
         assert "No such file" in before, before           # no marker: neither is the testbed's
 
-        held = {}
-
-        def hold_and_read(proc):
-            """At the cleanup's last step (its node tasks done, the VM not yet stopped): stop, read, go on."""
-            os.kill(proc.pid, signal.SIGSTOP)
-            try:
-                held["pid"] = qemu_pid()
-                held["after"] = node(READ, check=False)
-            finally:
-                os.kill(proc.pid, signal.SIGCONT)
-                held["done"] = True
-
+        hold = HoldAtCleanup(READ)
+        held = hold.held
         proc = fault_run.start("playbooks/storage-compare.yml", results,
                                ["-e", "testbed_run_id=new", "-e", "storage_compare_fidelity=false"])
         done = threading.Event()
         rc, output = fault_run.run_with_fault(
             proc, results, lambda line: CLEANUP_LAST_STEP in line,
-            lambda p: (hold_and_read(p), done.set()), 0, 1800)
+            lambda p: (hold(p), done.set()), 0, 1800)
         done.wait(30)
         with open(tmp_path / "foreign.txt", "w") as handle:    # kept beside sweep.log
             handle.write(f"before the run:\n{before}\nheld at the cleanup's VM step (qemu {held.get('pid')}, "
@@ -161,4 +92,4 @@ def test_foreign_pool_and_cluster_are_refused_and_left_intact(tmp_path):
         assert not glob.glob(os.path.join(STATE, "storage-lab-disk*.img"))
     finally:
         if qemu_pid():
-            vm(boot, "absent")
+            vm(stop, "absent")
