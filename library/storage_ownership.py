@@ -34,13 +34,17 @@ options:
     description: Which kind of storage system.
     type: str
     required: true
-    choices: [zfs, ceph, zvol]
+    choices: [zfs, ceph, zvol, rbd]
   name:
     description:
       - The pool or cluster name.
       - O(system=zvol) - C(<pool>/<volume>), a zvol the testbed makes in a pool it did not make (an operator's, in
         C(storage_zfs_existing_pool)); its marker is C(<marker_dir>/storage_zvol/<pool>/<volume>.json) with the
         dataset's GUID (C(zfs list -H -p -o name,guid,type)). The pool itself is never recorded.
+      - O(system=rbd) - C(<pool>/<image>), an RBD image the testbed makes in a pool of an existing cluster (the
+        operator's, reached with O(ceph_conf), O(ceph_keyring), O(ceph_client)); its marker is
+        C(<marker_dir>/storage_rbd/<pool>/<image>.json) with C(<cluster fsid>/<image id>) (C(ceph fsid),
+        C(rbd info)). The cluster and the pool are never recorded.
     type: str
     required: true
   state:
@@ -61,6 +65,16 @@ options:
         role's own (C(storage_zfs_pool), C(storage_ceph_cluster)).
       - Empty - the caller cannot use another name; the message says to remove it or use another node.
     type: str
+  ceph_conf:
+    description: O(system=rbd) - the existing cluster's configuration file on the node.
+    type: path
+  ceph_keyring:
+    description: O(system=rbd) - the client keyring on the node.
+    type: path
+  ceph_client:
+    description: O(system=rbd) - the client's name (C(client.<id>)).
+    type: str
+    default: client.admin
   marker_dir:
     description: Where the markers live (C(storage_zfs/) and C(storage_ceph/) below it).
     type: path
@@ -137,12 +151,15 @@ import tempfile  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_storage_ownership import (  # noqa: E402
+    ID_KEY,
+    NOUN,
     MarkerError,
     ceph_observed,
     make_marker,
     marker_path,
     ownership_problem,
     parse_marker,
+    rbd_observed,
     render_marker,
     zfs_observed,
     zvol_observed,
@@ -183,6 +200,28 @@ def read_zvol(module, name):
     return zvol_observed(out.splitlines(), name)
 
 
+def read_rbd(module, name):
+    p = module.params
+    if not p["ceph_conf"] or not p["ceph_keyring"]:
+        module.fail_json(msg="storage ownership: system=rbd needs ceph_conf and ceph_keyring")
+    auth = ["--conf", p["ceph_conf"], "--keyring", p["ceph_keyring"], "--name", p["ceph_client"]]
+    ceph, rbd = module.get_bin_path("ceph", required=True), module.get_bin_path("rbd", required=True)
+    rc, fsid, err = module.run_command([ceph] + auth + ["--connect-timeout", "30", "fsid"])
+    if rc != 0:
+        module.fail_json(msg="storage ownership: ceph fsid with %s (%s, %s) failed on %s (rc %d): %s"
+                         % (p["ceph_conf"], p["ceph_client"], p["ceph_keyring"], p["node"], rc, err.strip()))
+    rc, out, err = module.run_command([rbd] + auth + ["info", "--format", "json", name])
+    if rc == 2 or (rc != 0 and "No such file or directory" in err):
+        return rbd_observed(None, fsid, name)
+    if rc != 0:
+        module.fail_json(msg="storage ownership: rbd info %s failed on %s (rc %d): %s"
+                         % (name, p["node"], rc, err.strip()))
+    try:
+        return rbd_observed(out, fsid, name)
+    except ValueError as exc:
+        module.fail_json(msg="storage ownership: %s" % exc)
+
+
 def read_ceph(conf_dir, data_dir, name):
     conf_path = os.path.join(conf_dir, name + ".conf")
     data_dirs = []
@@ -217,12 +256,15 @@ def write_atomically(path, text):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            system=dict(type="str", required=True, choices=["zfs", "ceph", "zvol"]),
+            system=dict(type="str", required=True, choices=["zfs", "ceph", "zvol", "rbd"]),
             name=dict(type="str", required=True),
             state=dict(type="str", default="check", choices=["check", "record", "forget"]),
             fsid=dict(type="str"),
             node=dict(type="str", default="this host"),
             variable=dict(type="str"),
+            ceph_conf=dict(type="path"),
+            ceph_keyring=dict(type="path", no_log=False),
+            ceph_client=dict(type="str", default="client.admin"),
             marker_dir=dict(type="path", default="/var/lib/testbed"),
             ceph_conf_dir=dict(type="path", default="/etc/ceph"),
             ceph_data_dir=dict(type="path", default="/var/lib/ceph"),
@@ -241,6 +283,8 @@ def main():
         observed = read_zfs(module, name)
     elif system == "zvol":
         observed = read_zvol(module, name)
+    elif system == "rbd":
+        observed = read_rbd(module, name)
     else:
         observed = read_ceph(p["ceph_conf_dir"], p["ceph_data_dir"], name)
     marker, marker_error = None, None
@@ -260,14 +304,14 @@ def main():
         # Ceph: the marker goes before the cluster's first file, so a cluster already there must be ours.
         if problem and system == "ceph":
             module.fail_json(msg="storage ownership: not recording %s: %s" % (path, problem), **result)
-        if system in ("zfs", "zvol"):
+        if system != "ceph":
             ident = observed["id"]
             if not observed["exists"]:
                 if module.check_mode:
                     module.exit_json(**result)
                 module.fail_json(msg="storage ownership: %s %s is not %s on %s: nothing to record"
-                                 % ("pool" if system == "zfs" else "zvol", name,
-                                    "imported" if system == "zfs" else "there", p["node"]), **result)
+                                 % (NOUN[system], name, "imported" if system == "zfs" else "there", p["node"]),
+                                 **result)
         else:
             ident = (p["fsid"] or "").lower()
             if not ident:
@@ -275,7 +319,7 @@ def main():
             if observed["id"] and observed["id"] != ident:
                 module.fail_json(msg="storage ownership: cluster %s on %s has fsid %s (%s), not %s: not recorded"
                                  % (name, p["node"], observed["id"], observed["where"], ident), **result)
-        if marker is None or marker.get("fsid" if system == "ceph" else "guid") != ident:
+        if marker is None or marker.get(ID_KEY[system]) != ident:
             result["changed"] = True
             if not module.check_mode:
                 now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -16,7 +16,11 @@ In an operator's own pool (``storage_zfs_existing_pool``: the testbed builds no 
 makes only a zvol, ``<pool>/<volume>``: it is the testbed's when
 ``<marker_dir>/storage_zvol/<pool>/<volume>.json`` holds that dataset's GUID (system ``zvol``;
 dataset GUIDs are as random and unique as pool GUIDs). The pool itself is never recorded, checked
-for ownership, changed or destroyed.
+for ownership, changed or destroyed. Likewise in an operator's Ceph cluster
+(``storage_ceph_existing_conf``) the testbed makes only an RBD image ``<pool>/<image>`` in a pool
+the operator names: it is the testbed's when ``<marker_dir>/storage_rbd/<pool>/<image>.json`` holds
+``<cluster fsid>/<image id>`` (system ``rbd``; an image id is unique in its pool, the fsid to its
+cluster).
 
 ``library/storage_ownership.py`` reads the node (zpool, the Ceph files, the marker)
 and writes or removes the marker; everything it decides is here.
@@ -29,14 +33,17 @@ __metaclass__ = type
 import json
 import re
 
-SYSTEMS = ("zfs", "ceph", "zvol")
+SYSTEMS = ("zfs", "ceph", "zvol", "rbd")
 # The key of the marker that holds the identity of what was created.
-ID_KEY = {"zfs": "guid", "ceph": "fsid", "zvol": "guid"}
+ID_KEY = {"zfs": "guid", "ceph": "fsid", "zvol": "guid", "rbd": "id"}
 # What the thing is called, and what the operator renames.
-NOUN = {"zfs": "pool", "ceph": "cluster", "zvol": "zvol"}
-DEFAULT_VARIABLE = {"zfs": "storage_zfs_pool", "ceph": "storage_ceph_cluster", "zvol": "storage_zfs_volume"}
-# Systems whose name is <pool>/<child> (a dataset in a pool the testbed did not make).
-CHILD_SYSTEMS = ("zvol",)
+NOUN = {"zfs": "pool", "ceph": "cluster", "zvol": "zvol", "rbd": "RBD image"}
+DEFAULT_VARIABLE = {"zfs": "storage_zfs_pool", "ceph": "storage_ceph_cluster", "zvol": "storage_zfs_volume",
+                    "rbd": "storage_ceph_image"}
+# The role that makes it.
+ROLE = {"zfs": "storage_zfs", "ceph": "storage_ceph", "zvol": "storage_zfs", "rbd": "storage_ceph"}
+# Systems whose name is <pool>/<child> (a zvol or an image in a pool the testbed did not make).
+CHILD_SYSTEMS = ("zvol", "rbd")
 
 _FSID_LINE = re.compile(r"^\s*fsid\s*=\s*([0-9a-fA-F-]+)\s*$", re.MULTILINE)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
@@ -70,7 +77,7 @@ def make_marker(system, name, ident, node, created):
     if not ident:
         raise ValueError("no %s to record for %s %s" % (ID_KEY[system], NOUN[system], name))
     return {"system": system, "name": name, ID_KEY[system]: str(ident), "node": node, "created": created,
-            "created_by": "storage_%s" % system}
+            "created_by": ROLE[system]}
 
 
 def render_marker(marker):
@@ -141,6 +148,21 @@ def zvol_observed(dataset_lines, name):
             kind = fields[2].strip() if len(fields) >= 3 else "dataset"
             return {"exists": True, "id": fields[1].strip(), "where": "zfs list (a %s)" % kind}
     return {"exists": False, "id": None, "where": ""}
+
+
+def rbd_observed(info_text, fsid, name):
+    """The image ``name`` from ``rbd info --format json`` output (None: no such image) in the cluster ``fsid``:
+    its identity is ``<fsid>/<image id>``."""
+    if info_text is None:
+        return {"exists": False, "id": None, "where": ""}
+    try:
+        info = json.loads(info_text)
+    except ValueError:
+        info = None
+    image_id = info.get("id") if isinstance(info, dict) else None
+    if not image_id or not fsid:
+        raise ValueError("rbd info of %s gave no image id (or the cluster no fsid): %r" % (name, (info_text or "")[:200]))
+    return {"exists": True, "id": "%s/%s" % (fsid.strip().lower(), image_id), "where": "rbd info"}
 
 
 def ownership_problem(system, name, node, marker, observed, marker_file, variable=None, marker_error=None):

@@ -19,13 +19,27 @@ with their GUIDs and creation times, their locally set properties, the file's an
 and the operator zvol's content sha256 must be what they were before the run; ``tank/vol`` and its marker
 must be gone. At the end no qemu of the lab is left.
 
-Needs root and the storage VM's image (cached by the first storage run); about 10 minutes.
+The Ceph case does the same with a FOREIGN cluster: the VM booted as above, a cluster of one mon, one mgr
+and two OSDs on the lab's two data disks is built through ``roles/storage_ceph`` (so it is a real one, pool
+``ops`` with an image ``opimg``) and then made foreign - its marker ``/var/lib/testbed/storage_ceph/ceph.json``
+deleted, so nothing records it as the testbed's - and given by hand an image ``ops/opdata`` of 8 MiB of random
+bytes with a snapshot, and a client ``client.ops`` (mon 'profile rbd', osd 'profile rbd pool=ops'). The run
+with ``storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf``, that client's keyring and
+``storage_compare_ceph_pool=ops``, Ceph only, the same short sweep, must measure every point validly on
+the testbed's image ``ops/vol`` (recorded: ``<fsid>/<image id>`` in ``/var/lib/testbed/storage_rbd/ops/vol.json``),
+never tell the OSDs anything, and leave the cluster as it was (held at the cleanup's last step): its fsid,
+its pools (id, name, size, min_size, pg_num, rule, application), the images of ``ops`` with their ids,
+``opdata``'s and its snapshot's content sha256, the auth entities, and the daemons' processes (the same pids:
+none restarted); ``ops/vol`` and its marker gone.
+
+Needs root and the storage VM's image (cached by the first storage run); about 10 minutes per case.
 """
 
 import glob
 import json
 import os
 import subprocess
+import textwrap
 import threading
 
 import fault_run
@@ -58,6 +72,51 @@ SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare
          "-e", "storage_compare_zfs_existing_pool=tank", "-e", "testbed_run_id=new"]
 FIO_POINT = "TASK [Start fio on the device]"
 
+# A real cluster on the lab VM's two data disks, built by the testbed's own role; the test then deletes
+# its marker: from then on it is nobody's the testbed knows, as an operator's would be.
+FOREIGN_CEPH = textwrap.dedent("""\
+    ---
+    - name: A Ceph cluster the test then makes foreign (its ownership marker deleted)
+      hosts: storage_nodes
+      gather_facts: false
+      tasks:
+        - name: Build it with the testbed's role
+          ansible.builtin.include_role:
+            name: storage_ceph
+          vars:
+            storage_ceph_osd_devices: "{{ storage_compare_devices }}"
+            storage_ceph_pool: ops
+            storage_ceph_pg_num: 8
+            storage_ceph_image: opimg
+            storage_ceph_image_size_mb: 64
+            storage_ceph_map: false
+            storage_ceph_packages_install: false
+    """)
+MAKE_OPS = (
+    "set -e; rm /var/lib/testbed/storage_ceph/ceph.json; head -c 8388608 /dev/urandom > /root/opdata.bin; "
+    "rbd import --no-progress /root/opdata.bin ops/opdata; rbd snap create --no-progress ops/opdata@keep; "
+    "ceph auth get-or-create client.ops mon 'profile rbd' osd 'profile rbd pool=ops' > /root/ops.keyring; "
+    "chmod 600 /root/ops.keyring")
+POOLS = ("import json, sys; print(json.dumps([{k: p.get(k) for k in ('pool', 'pool_name', 'size', 'min_size', "
+         "'pg_num', 'crush_rule', 'application_metadata')} for p in json.load(sys.stdin)], sort_keys=True))")
+IMAGE = "import json, sys; i = json.load(sys.stdin); print(i['name'], i['id'], i['size'], i.get('snapshot_count'))"
+READ_CEPH = (
+    f"ceph fsid; ceph osd pool ls detail -f json | python3 -c \"{POOLS}\"; rbd ls ops; "
+    f"for i in opimg opdata; do rbd info --format json ops/$i | python3 -c \"{IMAGE}\"; done; rbd snap ls ops/opdata; "
+    "rbd export --no-progress ops/opdata - | sha256sum; rbd export --no-progress ops/opdata@keep - | sha256sum; "
+    "ceph auth ls 2>/dev/null | grep -E '^(client|osd|mgr|mon)'; pgrep -x ceph-mon; pgrep -x ceph-mgr; pgrep -x ceph-osd")
+READ_RBD = ("rbd info --format json ops/vol 2>&1 | head -c 600; echo; "
+            "echo \"marker files: $(find /var/lib/testbed/storage_rbd -type f 2>/dev/null | wc -l)\"; "
+            "cat /var/lib/testbed/storage_rbd/ops/vol.json 2>/dev/null; true")
+SHORT_CEPH = ["-e", '{"storage_compare_variants": ["ceph"]}', "-e", "storage_compare_baseline=ceph",
+              "-e", '{"storage_compare_workloads": ["fio", "copy", "oltp"]}',
+              "-e", '{"storage_compare_fio_patterns": ["read", "randwrite"]}', "-e", "storage_compare_fidelity=false",
+              "-e", "storage_compare_volume_mb=256", "-e", "storage_compare_fio_size_mb=128",
+              "-e", "storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf",
+              "-e", "storage_compare_ceph_existing_keyring=/root/ops.keyring",
+              "-e", "storage_compare_ceph_existing_client=client.ops", "-e", "storage_compare_ceph_pool=ops",
+              "-e", "testbed_run_id=new"]
+
 
 def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):
     assert qemu_pid() is None, "the storage VM runs already: this test needs the lab free"
@@ -88,27 +147,8 @@ def test_an_existing_pool_is_used_and_left_intact(tmp_path):
         assert "tank/opvol" in before and "tank/data@before" in before, before
         assert "does not exist" in node(READ_OURS), "a dataset tank/vol before the run"
 
-        during = {}
-
-        def read_during():
-            during["ours"] = node(READ_OURS, check=False)
-
-        def trigger(line):
-            if FIO_POINT in line and "ours" not in during and "reading" not in during:
-                during["reading"] = True
-                threading.Thread(target=read_during).start()
-            return CLEANUP_LAST_STEP in line
-
-        hold = HoldAtCleanup(READ_TANK + "; echo ---; " + READ_OURS)
-        done = threading.Event()
-        proc = fault_run.start("playbooks/storage-compare.yml", results, SHORT)
-        rc, output = fault_run.run_with_fault(proc, results, trigger, lambda p: (hold(p), done.set()), 0, 3600)
-        done.wait(30)
-        held = hold.held
-        with open(tmp_path / "byo.txt", "w") as handle:       # kept beside sweep.log
-            handle.write(f"before the run:\n{before}\nduring the first fio point:\n{during.get('ours')}\n"
-                         f"held at the cleanup's VM step (qemu {held.get('pid')}, booted {booted}):\n"
-                         f"{held.get('after')}\n")
+        rc, output, ours, held = run_held(tmp_path, SHORT, READ_OURS, READ_TANK + "; echo ---; " + READ_OURS,
+                                          before, booted)
 
         assert rc == 0, output[-5000:]
         assert "Exit status 0" in output
@@ -123,7 +163,6 @@ def test_an_existing_pool_is_used_and_left_intact(tmp_path):
             assert not ran(output, never), f"{never} ran on an existing pool"
 
         # during the run: the testbed's zvol in tank, recorded by its GUID
-        ours = during.get("ours", "")
         line = [x for x in ours.splitlines() if x.startswith("tank/vol\t")]
         assert line and line[0].split("\t")[2] == "volume" and "marker files: 1" in ours, ours
         marker = json.loads(ours[ours.index("{"):ours.rindex("}") + 1])
@@ -139,6 +178,80 @@ def test_an_existing_pool_is_used_and_left_intact(tmp_path):
         # the run's cleanup stopped the lab VM and deleted its disks
         assert qemu_pid() is None and not os.path.exists(PIDFILE), "the storage VM is still running"
         assert not glob.glob("/var/lib/testbed/lab/storage-lab-disk*.img")
+    finally:
+        if qemu_pid():
+            vm(stop, "absent")
+
+
+def run_held(tmp_path, args, read_during, read_held, before, booted):
+    """Run the sweep into tmp_path/results; read the node once as the first fio point starts and once held at the
+    cleanup's last step; keep the three readings in tmp_path/byo.txt (beside sweep.log)."""
+    results = tmp_path / "results"
+    during = {}
+
+    def trigger(line):
+        if FIO_POINT in line and "reading" not in during:
+            during["reading"] = True
+            threading.Thread(target=lambda: during.update(ours=node(read_during, check=False))).start()
+        return CLEANUP_LAST_STEP in line
+
+    hold = HoldAtCleanup(read_held)
+    done = threading.Event()
+    proc = fault_run.start("playbooks/storage-compare.yml", results, args)
+    rc, output = fault_run.run_with_fault(proc, results, trigger, lambda p: (hold(p), done.set()), 0, 3600)
+    done.wait(30)
+    ours, held = during.get("ours", ""), hold.held
+    with open(tmp_path / "byo.txt", "w") as handle:
+        handle.write(f"before the run:\n{before}\nduring the first fio point:\n{ours}\n"
+                     f"held at the cleanup's VM step (qemu {held.get('pid')}, booted {booted}):\n{held.get('after')}\n")
+    return rc, output, ours, held
+
+
+def test_an_existing_ceph_cluster_is_used_and_left_intact(tmp_path):
+    results = tmp_path / "results"
+    stop = boot(tmp_path)
+    try:
+        booted = qemu_pid()
+        assert booted, "the storage VM did not start"
+        build = tmp_path / "foreign-ceph.yml"
+        build.write_text(FOREIGN_CEPH)
+        vm(build, "present")
+        node(MAKE_OPS)
+        before = node(READ_CEPH)
+        assert "opdata" in before and "client.ops" in before and "keep" in before, before
+        node("test ! -e /var/lib/testbed/storage_ceph/ceph.json")     # nothing records it as the testbed's
+        assert "No such file" in node(READ_RBD), "an image ops/vol before the run"
+
+        rc, output, ours, held = run_held(tmp_path, SHORT_CEPH, READ_RBD, READ_CEPH + "; echo ---; " + READ_RBD,
+                                          before, booted)
+
+        assert rc == 0, output[-5000:]
+        docs = fault_run.run_docs(results, "storage_compare")
+        assert len(docs) == 5 and all(d.get("valid") is True for d in docs.values()), \
+            {k: (d.get("verdict"), d.get("reasons")) for k, d in docs.items()}
+        copy_read = [d for d in docs.values() if d["parameters"].get("direction") == "read"]
+        assert copy_read and "NOT dropped: the cluster is the operator's" in json.dumps(copy_read[0]), copy_read
+        assert not ran(output, "TASK [storage_compare : Drop the OSDs' BlueStore caches]")
+        for never in ("TASK [storage_ceph : Bootstrap the monitor]", "TASK [storage_ceph : Make and start the OSDs]",
+                      "TASK [storage_ceph : Make the pool]", "TASK [storage_ceph : Stop the daemons of the cluster]",
+                      "TASK [storage_ceph : Remove the cluster's data directories, configuration and keyrings]",
+                      "TASK [storage_disks :"):
+            assert not ran(output, never), f"{never} ran on an existing cluster"
+
+        # during the run: the testbed's image in ops, recorded by the cluster's fsid and its id
+        info = json.loads(ours[:ours.index("}") + 1])
+        marker = json.loads(ours[ours.rindex("{"):ours.rindex("}") + 1])
+        fsid = before.split()[0]
+        assert "marker files: 1" in ours and marker["system"] == "rbd" and marker["name"] == "ops/vol", ours
+        assert marker["id"] == f"{fsid}/{info['id']}", (marker, info)
+
+        assert held.get("done"), "the run never reached the cleanup's VM step"
+        assert held["pid"] == booted, "the run restarted the storage VM"
+        after, _, ours_after = held["after"].partition("---\n")
+        assert after == before, (before, after)
+        assert "No such file" in ours_after or "not found" in ours_after or "error opening image" in ours_after, ours_after
+        assert "marker files: 0" in ours_after, ours_after
+        assert qemu_pid() is None and not os.path.exists(PIDFILE), "the storage VM is still running"
     finally:
         if qemu_pid():
             vm(stop, "absent")

@@ -43,6 +43,16 @@ def test_plan_follows_the_settings(tmp_path):
     assert "Variants: ceph" in proc.stdout
 
 
+def test_plan_of_a_pool_and_a_cluster_brought_by_the_operator(tmp_path):
+    proc = play(tmp_path, "--tags", "plan", "-e", '{"storage_compare_workloads": ["fio", "copy", "oltp"],'
+                ' "storage_compare_zfs_existing_pool": "tank", "storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf",'
+                ' "storage_compare_ceph_existing_keyring": "/etc/ceph/prod.client.testbed.keyring",'
+                ' "storage_compare_ceph_existing_client": "client.testbed", "storage_compare_ceph_pool": "ops"}')
+    assert_ok(proc)
+    assert "Plan: 14 points (2 variants × 7 parameter sets × 1 repetition)" in proc.stdout, proc.stdout[-3000:]
+    assert not os.listdir(tmp_path)
+
+
 @pytest.mark.parametrize("extra, sentence", [
     (['-e', '{"storage_compare_variants": ["btrfs"]}'], "storage_compare_variants"),
     (['-e', '{"storage_compare_workloads": ["iometer"]}'], "storage_compare_workloads"),
@@ -139,10 +149,26 @@ TWO_NODES = ONE_NODE + "        node2: %s\n" % (NODE % 1)
     (ONE_NODE, "storage_ceph_public_network=everything",
      "storage_ceph_public_network is 'everything', not an IPv4 network such as 10.0.2.0/24"),
     (ONE_NODE, "storage_disks_zero_mib=0", "storage_disks_zero_mib must be at least 1, got 0"),
+    (ONE_NODE, "storage_compare_zfs_existing_pool=tank",
+     "the rebuild workload takes a disk out of the pool, and storage_compare_zfs_existing_pool names tank, a pool the "
+     "testbed did not build: leave rebuild out"),
+    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_ceph_existing_keyring": "/k"}',
+     "the rebuild workload takes an OSD's disk out of the cluster, and storage_compare_ceph_existing_conf names "
+     "/etc/ceph/prod.conf, a cluster the testbed did not build"),
+    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_workloads": ["fio"]}',
+     "storage_compare_ceph_existing_conf is /etc/ceph/prod.conf, but storage_compare_ceph_existing_keyring is empty"),
+    (ONE_NODE, "storage_compare_ceph_existing_keyring=/k",
+     "storage_compare_ceph_existing_keyring is set, but storage_compare_ceph_existing_conf is empty"),
+    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "prod.conf", "storage_compare_ceph_existing_keyring": "/k", '
+               '"storage_compare_workloads": ["fio"]}',
+     "storage_compare_ceph_existing_conf is 'prod.conf', not an absolute path other than /"),
+    (ONE_NODE, "storage_zfs_existing_pool=tank",
+     "storage_zfs_existing_pool or storage_ceph_existing_conf is set, but the storage experiment passes its own"),
 ], ids=["block-size-banana", "iodepth-huge", "mon-address", "mountpoint-slash", "work-dir-relative", "oltp-port-22",
         "oltp-port-is-ansible-port", "two-nodes", "repetitions-huge", "volume-huge", "pool-with-slash", "oltp-threads-0",
         "zvol-size-banana", "zfs-timeout-0", "zfs-typo", "ceph-mon-address", "ceph-pool-size", "ceph-network",
-        "zero-mib-0"])
+        "zero-mib-0", "byo-zfs-rebuild", "byo-ceph-rebuild", "byo-ceph-no-keyring", "byo-ceph-no-conf",
+        "byo-ceph-conf-relative", "byo-role-setting"])
 def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, hosts, extra, sentence):
     inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", hosts)
     results = tmp_path / "results"

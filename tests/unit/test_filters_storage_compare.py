@@ -310,6 +310,22 @@ def test_health():
     assert not broken["ok"] and "timed out" in broken["problems"][0]["evidence"]
 
 
+def test_health_of_a_cluster_the_operator_brought():
+    """Reached as a client: its daemons run elsewhere (0 here), its warnings are its own; HEALTH_ERR is a fault."""
+    probe = {"reachable": True, "built": True}
+    warn = dict(CEPH_STATUS, health={"status": "HEALTH_WARN", "checks": {"OSDMAP_FLAGS": {}}},
+                osdmap={"num_osds": 12, "num_up_osds": 11})
+    assert sc.sc_health(dict(probe, status=_ceph(warn, "0 0 0")), "ceph", "vm", [], True) == {"ok": True, "problems": []}
+    assert not sc.sc_health(dict(probe, status=_ceph(warn, "0 0 0")), "ceph", "vm", [])["ok"]
+    err = dict(CEPH_STATUS, health={"status": "HEALTH_ERR", "checks": {"PG_DAMAGED": {}}})
+    out = sc.sc_health(dict(probe, status=_ceph(err, "0 0 0")), "ceph", "vm", [], True)
+    assert out == {"ok": False, "problems": [{"component": "Ceph cluster (storage_compare_ceph_existing_conf) seen from vm",
+                                              "evidence": "HEALTH_ERR: PG_DAMAGED"}]}
+    broken = sc.sc_health(dict(probe, status={"rc": 1, "stdout": "", "stderr": "auth: unable to find a keyring"}),
+                          "ceph", "vm", [], True)
+    assert not broken["ok"] and "unable to find a keyring" in broken["problems"][0]["evidence"]
+
+
 def test_memory_of_the_daemons():
     text = "ceph-mon 51200\nceph-mgr 102400\nceph-osd 204800\nceph-osd 204800\nmariadbd 81920\nzfs_arc_bytes 0\n"
     out = sc.sc_memory(text)

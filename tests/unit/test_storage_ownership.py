@@ -12,6 +12,7 @@ from ansible.module_utils.testbed_storage_ownership import (
     marker_path,
     ownership_problem,
     parse_marker,
+    rbd_observed,
     render_marker,
     zfs_observed,
     zvol_observed,
@@ -270,3 +271,47 @@ def test_module_records_checks_and_forgets_a_zvol(tmp_path, monkeypatch):
     failed, out = run_module(storage_ownership, dict(args, state="forget"))
     assert not failed and out["changed"] and not path.exists()
     assert (tmp_path / "storage_zvol" / "tank").is_dir()      # only the marker goes; the directory is harmless
+
+
+# -- an RBD image in an operator's cluster and pool (storage_ceph_existing_conf) ---------------------
+
+MARKER_RBD = "/var/lib/testbed/storage_rbd/ops/testbed-vol.json"
+
+
+def test_rbd_identity_is_the_clusters_fsid_and_the_image_id():
+    assert rbd_observed('{"name": "testbed-vol", "id": "10f2a3b4c5d6", "size": 1}', FSID.upper() + "\n",
+                        "ops/testbed-vol") == {"exists": True, "id": FSID + "/10f2a3b4c5d6", "where": "rbd info"}
+    assert rbd_observed(None, FSID, "ops/testbed-vol") == {"exists": False, "id": None, "where": ""}
+    for bad in ('{"name": "x"}', "not json", "[]"):
+        with pytest.raises(ValueError, match="gave no image id"):
+            rbd_observed(bad, FSID, "ops/testbed-vol")
+    assert marker_path("/var/lib/testbed", "rbd", "ops/testbed-vol") == MARKER_RBD
+    with pytest.raises(ValueError):
+        marker_path("/var/lib/testbed", "rbd", "testbed-vol")
+
+
+def test_operators_image_of_the_same_name_is_refused_and_ours_is_recognised():
+    observed = rbd_observed('{"id": "abc"}', FSID, "ops/vol")
+    problem = ownership_problem("rbd", "ops/vol", "n1", None, observed, MARKER_RBD,
+                                variable="storage_compare_ceph_image")
+    assert problem == ("RBD image ops/vol on node n1 was not created by the testbed (id %s/abc, found in rbd info, no "
+                       "marker %s): rename storage_compare_ceph_image, or remove the RBD image yourself."
+                       % (FSID, MARKER_RBD))
+    ours = make_marker("rbd", "ops/vol", FSID + "/abc", "n1", "t")
+    assert ownership_problem("rbd", "ops/vol", "n1", ours, observed, MARKER_RBD) == ""
+    # the same pool and image name in another cluster: not ours
+    other = rbd_observed('{"id": "abc"}', OTHER, "ops/vol")
+    assert "differs from %s/abc" % FSID in ownership_problem("rbd", "ops/vol", "n1", ours, other, MARKER_RBD)
+
+
+def test_module_records_an_image_with_its_cluster(tmp_path, monkeypatch):
+    monkeypatch.setattr(storage_ownership, "read_rbd", lambda module, name: {"exists": True, "id": FSID + "/abc",
+                                                                              "where": "rbd info"})
+    args = {"system": "rbd", "name": "ops/vol", "marker_dir": str(tmp_path), "node": "n1",
+            "ceph_conf": "/etc/ceph/ops.conf", "ceph_keyring": "/etc/ceph/ops.client.testbed.keyring",
+            "ceph_client": "client.testbed"}
+    failed, out = run_module(storage_ownership, dict(args, state="record"))
+    marker = json.loads((tmp_path / "storage_rbd" / "ops" / "vol.json").read_text())
+    assert not failed and out["changed"] and marker["id"] == FSID + "/abc" and marker["system"] == "rbd"
+    failed, out = run_module(storage_ownership, args)
+    assert out["owned"] and not out["changed"]

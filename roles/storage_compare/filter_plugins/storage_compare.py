@@ -526,7 +526,7 @@ def _ceph_status(stdout):
     return status, daemons
 
 
-def sc_health(probe, variant, host, benign=()):
+def sc_health(probe, variant, host, benign=(), brought=False):
     """The health hook's verdict ``{ok, problems: [{component, evidence}]}``.
 
     ``probe``: ``{reachable, ping_msg, built, status}`` - ``status`` the
@@ -534,7 +534,10 @@ def sc_health(probe, variant, host, benign=()):
     POOL``; Ceph: ``ceph status -f json`` then a ``daemons: MON MGR OSD`` count
     line). ZFS is healthy when the pool is ONLINE; Ceph when HEALTH_OK, or
     HEALTH_WARN with every check in ``benign``, the mon, mgr and two OSD
-    daemons running and both OSDs up.
+    daemons running and both OSDs up. ``brought``: a Ceph cluster the
+    operator brought (storage_compare_ceph_existing_conf), reached as a client:
+    its daemons run elsewhere and its warnings are its own, so it is healthy
+    unless ``ceph status`` fails or says HEALTH_ERR.
     """
     fname = "sc_health"
     if not isinstance(probe, dict):
@@ -563,6 +566,11 @@ def sc_health(probe, variant, host, benign=()):
     health = parsed.get("health") or {}
     checks = sorted((health.get("checks") or {}).keys())
     level = health.get("status")
+    if brought:
+        if level == "HEALTH_ERR":
+            problems.append({"component": "Ceph cluster (storage_compare_ceph_existing_conf) seen from " + host,
+                             "evidence": f"{level}: {', '.join(checks) or 'no checks listed'}"})
+        return {"ok": not problems, "problems": problems}
     if level != "HEALTH_OK" and not (level == "HEALTH_WARN" and checks and all(c in benign for c in checks)):
         problems.append({"component": "Ceph cluster on " + host,
                          "evidence": f"{level}: {', '.join(checks) or 'no checks listed'}"})
