@@ -75,11 +75,14 @@ def vm(playbook, state):
 
 
 def boot(tmp_path):
-    """Start the storage VM as the playbook does; returns the playbook that stops it again (vm(..., 'absent'))."""
+    """Start the storage VM as the playbook does; returns the playbook that stops it again (vm(..., 'absent'))
+    and the qemu's pid."""
     playbook = tmp_path / "storage-vm.yml"
     playbook.write_text(BOOT)
     vm(playbook, "present")
-    return playbook
+    booted = qemu_pid()
+    assert booted, "the storage VM did not start"
+    return playbook, booted
 
 
 class HoldAtCleanup:

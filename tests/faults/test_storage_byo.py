@@ -71,6 +71,15 @@ SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare
          "-e", "storage_compare_volume_mb=512", "-e", "storage_compare_fio_size_mb=128",
          "-e", "storage_compare_zfs_existing_pool=tank", "-e", "testbed_run_id=new"]
 FIO_POINT = "TASK [Start fio on the device]"
+# Tasks that build, wipe, export or tell the system anything: none may run on a system the operator brought.
+ZFS_NEVER = ("TASK [storage_compare : Empty the ARC (export and import the pool)]", "TASK [storage_zfs : Create the pool]",
+             "TASK [storage_zfs : Destroy the pool]", "TASK [storage_disks :",
+             "TASK [storage_zfs : Install the prebuilt module package with dpkg]")
+CEPH_NEVER = ("TASK [storage_compare : Drop the OSDs' BlueStore caches]", "TASK [storage_ceph : Bootstrap the monitor]",
+              "TASK [storage_ceph : Make and start the OSDs]", "TASK [storage_ceph : Make the pool]",
+              "TASK [storage_ceph : Stop the daemons of the cluster]",
+              "TASK [storage_ceph : Remove the cluster's data directories, configuration and keyrings]",
+              "TASK [storage_disks :")
 
 # A real cluster on the lab VM's two data disks, built by the testbed's own role; the test then deletes
 # its marker: from then on it is nobody's the testbed knows, as an operator's would be.
@@ -105,7 +114,7 @@ READ_CEPH = (
     f"for i in opimg opdata; do rbd info --format json ops/$i | python3 -c \"{IMAGE}\"; done; rbd snap ls ops/opdata; "
     "rbd export --no-progress ops/opdata - | sha256sum; rbd export --no-progress ops/opdata@keep - | sha256sum; "
     "ceph auth ls 2>/dev/null | grep -E '^(client|osd|mgr|mon)'; pgrep -x ceph-mon; pgrep -x ceph-mgr; pgrep -x ceph-osd")
-READ_RBD = ("rbd info --format json ops/vol 2>&1 | head -c 600; echo; "
+READ_RBD = ("rbd info --format json ops/vol 2>&1 | head -c 4000; echo; "
             "echo \"marker files: $(find /var/lib/testbed/storage_rbd -type f 2>/dev/null | wc -l)\"; "
             "cat /var/lib/testbed/storage_rbd/ops/vol.json 2>/dev/null; true")
 SHORT_CEPH = ["-e", '{"storage_compare_variants": ["ceph"]}', "-e", "storage_compare_baseline=ceph",
@@ -136,31 +145,16 @@ def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):
 
 
 def test_an_existing_pool_is_used_and_left_intact(tmp_path):
-    results = tmp_path / "results"
-    stop = boot(tmp_path)
+    stop, booted = boot(tmp_path)
     try:
-        booted = qemu_pid()
-        assert booted, "the storage VM did not start"
         node(MAKE_TANK)
         before = node(READ_TANK)
         assert before.startswith("tank\t") and "\tONLINE\t" in before.splitlines()[0], before
         assert "tank/opvol" in before and "tank/data@before" in before, before
         assert "does not exist" in node(READ_OURS), "a dataset tank/vol before the run"
 
-        rc, output, ours, held = run_held(tmp_path, SHORT, READ_OURS, READ_TANK + "; echo ---; " + READ_OURS,
-                                          before, booted)
-
-        assert rc == 0, output[-5000:]
-        assert "Exit status 0" in output
-        docs = fault_run.run_docs(results, "storage_compare")
-        assert len(docs) == 5 and all(d.get("valid") is True for d in docs.values()), \
-            {k: (d.get("verdict"), d.get("reasons")) for k, d in docs.items()}
-        copy_read = [d for d in docs.values() if d["parameters"].get("direction") == "read"]
-        assert copy_read and "NOT emptied: the pool is tank" in json.dumps(copy_read[0]), copy_read
-        assert not ran(output, "TASK [storage_compare : Empty the ARC (export and import the pool)]")
-        for never in ("TASK [storage_zfs : Create the pool]", "TASK [storage_zfs : Destroy the pool]",
-                      "TASK [storage_disks :", "TASK [storage_zfs : Install the prebuilt module package with dpkg]"):
-            assert not ran(output, never), f"{never} ran on an existing pool"
+        ours, held = measure_in_place(tmp_path, SHORT, READ_TANK, READ_OURS, before, booted,
+                                      "NOT emptied: the pool is tank", ZFS_NEVER)
 
         # during the run: the testbed's zvol in tank, recorded by its GUID
         line = [x for x in ours.splitlines() if x.startswith("tank/vol\t")]
@@ -169,10 +163,7 @@ def test_an_existing_pool_is_used_and_left_intact(tmp_path):
         assert marker["system"] == "zvol" and marker["name"] == "tank/vol" and marker["guid"] == line[0].split("\t")[1]
 
         # held at the cleanup's last step: the same VM, the operator's pool as it was, the testbed's zvol gone
-        assert held.get("done"), "the run never reached the cleanup's VM step"
-        assert held["pid"] == booted, "the run restarted the storage VM (its snapshot root disk is new)"
-        after, _, ours_after = held["after"].partition("---\n")
-        assert after == before, (before, after)
+        ours_after = assert_left_as_it_was(held, booted, before)
         assert "dataset does not exist" in ours_after and "marker files: 0" in ours_after, ours_after
 
         # the run's cleanup stopped the lab VM and deleted its disks
@@ -183,19 +174,31 @@ def test_an_existing_pool_is_used_and_left_intact(tmp_path):
             vm(stop, "absent")
 
 
-def run_held(tmp_path, args, read_during, read_held, before, booted):
-    """Run the sweep into tmp_path/results; read the node once as the first fio point starts and once held at the
-    cleanup's last step; keep the three readings in tmp_path/byo.txt (beside sweep.log)."""
+def assert_left_as_it_was(held, booted, before):
+    """Held at the cleanup's last step: the same VM (its snapshot root disk), the operator's system read exactly as
+    before the run; returns what was read of the testbed's own volume then."""
+    assert held.get("done"), "the run never reached the cleanup's VM step"
+    assert held["pid"] == booted, "the run restarted the storage VM (its snapshot root disk is new)"
+    after, _, ours_after = held["after"].partition("---\n")
+    assert after == before, (before, after)
+    return ours_after
+
+
+def measure_in_place(tmp_path, args, read_system, read_ours, before, booted, cache_note, never):
+    """Run the sweep into tmp_path/results, reading the node once as the first fio point starts (read_ours) and once
+    held at the cleanup's last step (read_system, then read_ours); keep the readings in tmp_path/byo.txt (beside
+    sweep.log). Then: exit 0, the five points valid, the copy read's cache record saying what was not dropped (cache_note),
+    none of the tasks ``never`` run. Returns (the reading during the run, the held reading)."""
     results = tmp_path / "results"
     during = {}
 
     def trigger(line):
         if FIO_POINT in line and "reading" not in during:
             during["reading"] = True
-            threading.Thread(target=lambda: during.update(ours=node(read_during, check=False))).start()
+            threading.Thread(target=lambda: during.update(ours=node(read_ours, check=False))).start()
         return CLEANUP_LAST_STEP in line
 
-    hold = HoldAtCleanup(read_held)
+    hold = HoldAtCleanup(read_system + "; echo ---; " + read_ours)
     done = threading.Event()
     proc = fault_run.start("playbooks/storage-compare.yml", results, args)
     rc, output = fault_run.run_with_fault(proc, results, trigger, lambda p: (hold(p), done.set()), 0, 3600)
@@ -204,15 +207,21 @@ def run_held(tmp_path, args, read_during, read_held, before, booted):
     with open(tmp_path / "byo.txt", "w") as handle:
         handle.write(f"before the run:\n{before}\nduring the first fio point:\n{ours}\n"
                      f"held at the cleanup's VM step (qemu {held.get('pid')}, booted {booted}):\n{held.get('after')}\n")
-    return rc, output, ours, held
+
+    assert rc == 0 and "Exit status 0" in output, output[-5000:]
+    docs = fault_run.run_docs(results, "storage_compare")
+    assert len(docs) == 5 and all(d.get("valid") is True for d in docs.values()), \
+        {k: (d.get("verdict"), d.get("reasons")) for k, d in docs.items()}
+    copy_read = [d for d in docs.values() if d["parameters"].get("direction") == "read"]
+    assert copy_read and cache_note in json.dumps(copy_read[0]), copy_read
+    for banner in never:
+        assert not ran(output, banner), f"{banner} ran on a system the operator brought"
+    return ours, held
 
 
 def test_an_existing_ceph_cluster_is_used_and_left_intact(tmp_path):
-    results = tmp_path / "results"
-    stop = boot(tmp_path)
+    stop, booted = boot(tmp_path)
     try:
-        booted = qemu_pid()
-        assert booted, "the storage VM did not start"
         build = tmp_path / "foreign-ceph.yml"
         build.write_text(FOREIGN_CEPH)
         vm(build, "present")
@@ -222,21 +231,8 @@ def test_an_existing_ceph_cluster_is_used_and_left_intact(tmp_path):
         node("test ! -e /var/lib/testbed/storage_ceph/ceph.json")     # nothing records it as the testbed's
         assert "No such file" in node(READ_RBD), "an image ops/vol before the run"
 
-        rc, output, ours, held = run_held(tmp_path, SHORT_CEPH, READ_RBD, READ_CEPH + "; echo ---; " + READ_RBD,
-                                          before, booted)
-
-        assert rc == 0, output[-5000:]
-        docs = fault_run.run_docs(results, "storage_compare")
-        assert len(docs) == 5 and all(d.get("valid") is True for d in docs.values()), \
-            {k: (d.get("verdict"), d.get("reasons")) for k, d in docs.items()}
-        copy_read = [d for d in docs.values() if d["parameters"].get("direction") == "read"]
-        assert copy_read and "NOT dropped: the cluster is the operator's" in json.dumps(copy_read[0]), copy_read
-        assert not ran(output, "TASK [storage_compare : Drop the OSDs' BlueStore caches]")
-        for never in ("TASK [storage_ceph : Bootstrap the monitor]", "TASK [storage_ceph : Make and start the OSDs]",
-                      "TASK [storage_ceph : Make the pool]", "TASK [storage_ceph : Stop the daemons of the cluster]",
-                      "TASK [storage_ceph : Remove the cluster's data directories, configuration and keyrings]",
-                      "TASK [storage_disks :"):
-            assert not ran(output, never), f"{never} ran on an existing cluster"
+        ours, held = measure_in_place(tmp_path, SHORT_CEPH, READ_CEPH, READ_RBD, before, booted,
+                                      "NOT dropped: the cluster is the operator's", CEPH_NEVER)
 
         # during the run: the testbed's image in ops, recorded by the cluster's fsid and its id
         info = json.loads(ours[:ours.index("}") + 1])
@@ -245,10 +241,7 @@ def test_an_existing_ceph_cluster_is_used_and_left_intact(tmp_path):
         assert "marker files: 1" in ours and marker["system"] == "rbd" and marker["name"] == "ops/vol", ours
         assert marker["id"] == f"{fsid}/{info['id']}", (marker, info)
 
-        assert held.get("done"), "the run never reached the cleanup's VM step"
-        assert held["pid"] == booted, "the run restarted the storage VM"
-        after, _, ours_after = held["after"].partition("---\n")
-        assert after == before, (before, after)
+        ours_after = assert_left_as_it_was(held, booted, before)
         assert "No such file" in ours_after or "not found" in ours_after or "error opening image" in ours_after, ours_after
         assert "marker files: 0" in ours_after, ours_after
         assert qemu_pid() is None and not os.path.exists(PIDFILE), "the storage VM is still running"

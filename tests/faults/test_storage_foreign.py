@@ -39,10 +39,8 @@ READ = (f"zpool list -H -p -o name,guid,health testbed; sha256sum {VDEV} /etc/ce
 
 def test_foreign_pool_and_cluster_are_refused_and_left_intact(tmp_path):
     results = tmp_path / "results"
-    stop = boot(tmp_path)
+    stop, booted = boot(tmp_path)
     try:
-        booted = qemu_pid()
-        assert booted, "the storage VM did not start"
         node(f"modprobe zfs && truncate -s 128M {VDEV} && zpool create -o cachefile=none testbed {VDEV} "
              "&& head -c 1048576 /dev/urandom > /testbed/keep && zpool sync testbed")
         node(f"mkdir -p /etc/ceph {MON} && printf '[global]\\nfsid = {FOREIGN_FSID}\\nmon_host = 192.0.2.10\\n' "
