@@ -26,14 +26,14 @@ deleted, so nothing records it as the testbed's - and given by hand an image ``o
 bytes with a snapshot, and a client ``client.ops`` (mon 'profile rbd', osd 'profile rbd pool=ops'). The run
 with ``storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf``, that client's keyring and
 ``storage_compare_ceph_pool=ops``, Ceph only, a shorter sweep (fio randwrite, copy write and read), must
-measure every point validly on
-the testbed's image ``ops/vol`` (recorded: ``<fsid>/<image id>`` in ``/var/lib/testbed/storage_rbd/ops/vol.json``),
-never tell the OSDs anything, and leave the cluster as it was (held at the cleanup's last step): its fsid,
+measure every point validly on the testbed's image ``ops/vol`` (recorded: ``<fsid>/<image id>`` in
+``/var/lib/testbed/storage_rbd/ops/vol.json``), never tell the OSDs anything, and leave the cluster as it was (held at the cleanup's last step): its fsid,
 its pools (id, name, size, min_size, pg_num, rule, application), the images of ``ops`` with their ids,
 ``opdata``'s and its snapshot's content sha256, the auth entities, and the daemons' processes (the same pids:
 none restarted); ``ops/vol`` and its marker gone.
 
-Needs root and the storage VM's image (cached by the first storage run); about 10 minutes per case.
+Needs root and the storage VM's image (cached by the first storage run); about 30 minutes per case on the
+2-core lab machine beside other jobs (docs/faults.md).
 """
 
 import glob
