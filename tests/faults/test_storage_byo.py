@@ -107,7 +107,7 @@ MAKE_OPS = (
     "rbd import --no-progress /root/opdata.bin ops/opdata; rbd snap create --no-progress ops/opdata@keep; "
     "ceph auth get-or-create client.ops mon 'profile rbd' osd 'profile rbd pool=ops' > /root/ops.keyring; "
     "chmod 600 /root/ops.keyring")
-POOLS = ("import json, sys; print(json.dumps([{k: p.get(k) for k in ('pool', 'pool_name', 'size', 'min_size', "
+POOLS = ("import json, sys; print(json.dumps([{k: p.get(k) for k in ('pool_id', 'pool_name', 'size', 'min_size', "
          "'pg_num', 'crush_rule', 'application_metadata')} for p in json.load(sys.stdin)], sort_keys=True))")
 IMAGE = "import json, sys; i = json.load(sys.stdin); print(i['name'], i['id'], i['size'], i.get('snapshot_count'))"
 READ_CEPH = (
