@@ -9,12 +9,10 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
-import time
 
 import pytest
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, play, start_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -62,16 +60,7 @@ seccomp_sandbox=NO
 xferlog_enable=NO
 """)
     os.chmod(conf, 0o600)
-    proc = subprocess.Popen(["vsftpd", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("vsftpd did not start: %s" % proc.stderr.read().decode())
+    proc = start_server(["vsftpd", str(conf)], port, "vsftpd")
     yield port, root
     proc.terminate()
     proc.wait(timeout=10)
@@ -87,14 +76,7 @@ def netserver():
         yield None
         return
     port = free_port()
-    proc = subprocess.Popen(["netserver", "-D", "-L", "127.0.0.1,inet", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    proc = start_server(["netserver", "-D", "-L", "127.0.0.1,inet", "-p", str(port)], port, "netserver")
     yield port
     proc.terminate()
     proc.wait(timeout=10)
