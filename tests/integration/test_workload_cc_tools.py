@@ -76,7 +76,7 @@ def netserver():
         yield None
         return
     port = free_port()
-    proc = start_server(["netserver", "-D", "-L", "127.0.0.1,inet", "-p", str(port)], port, "netserver")
+    proc = start_server(["netserver", "-D", "-4", "-L", "127.0.0.1", "-p", str(port)], port, "netserver")
     yield port
     proc.terminate()
     proc.wait(timeout=10)
