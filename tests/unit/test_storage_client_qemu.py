@@ -1,8 +1,7 @@
 """roles/storage_client: the qemu drive of the storage volume and the compute node's Ceph client files."""
 import pytest
-
 from ansible.module_utils import storage_client_qemu as qemu
-from storage_client import FilterModule, AnsibleFilterError
+from storage_client import AnsibleFilterError, FilterModule
 
 RBD = {"kind": "rbd", "pool": "rbd", "image": "vol", "user": "testbed-compute", "key": "AQBxyz==",
        "monitors": ["10.233.0.1"]}

@@ -3,7 +3,6 @@ import json
 import os
 
 import pytest
-
 from ansible.module_utils import storage_compare_iscsi as lio
 
 IQN = "iqn.2026-11.org.testbed:storage-compare"

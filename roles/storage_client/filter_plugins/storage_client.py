@@ -29,7 +29,7 @@ def _wrap(name, func):
         try:
             return func(*args, **kwargs)
         except ValueError as exc:
-            raise AnsibleFilterError("%s: %s" % (name, exc))
+            raise AnsibleFilterError("%s: %s" % (name, exc)) from exc
     filt.__name__ = name
     return filt
 

@@ -46,11 +46,11 @@ steps:
   returned: always
 """
 
-import json
-import os
+import json  # noqa: E402 (Ansible modules import after their documentation)
+import os  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils import storage_compare_iscsi as lio
+from ansible.module_utils import storage_compare_iscsi as lio  # noqa: E402
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 
 def _record_path(params):
