@@ -12,8 +12,11 @@ except ImportError:  # pragma: no cover - only without ansible
     class AnsibleFilterError(Exception):
         pass
 
-# One import convention (docs/architecture.md, "Python imports"): see
-# roles/storage_compare/filter_plugins/storage_compare.py.
+# One import convention (docs/architecture.md, "Python imports"): pure shared
+# libraries live in a module_utils/ folder - the repository's, or a role's own -
+# and are imported as ansible.module_utils.<name>, the name Ansible gives them in a
+# module. On the controller every module_utils/ folder one to three levels above
+# this file is put on that package's path; a collection build rewrites the imports.
 import ansible.module_utils  # noqa: E402
 
 for _up in (1, 2, 3):
@@ -24,19 +27,28 @@ for _up in (1, 2, 3):
 from ansible.module_utils import storage_client_qemu as _qemu  # noqa: E402
 
 
-def _wrap(name, func):
-    def filt(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except ValueError as exc:
-            raise AnsibleFilterError("%s: %s" % (name, exc)) from exc
-    filt.__name__ = name
-    return filt
+def storage_client_drive_args(volume, serial, cache="none", conf_path="", initiator=""):
+    """The qemu arguments that attach the storage volume as the client VM's virtio data disk."""
+    try:
+        return _qemu.drive_args(volume, serial, cache, conf_path, initiator)
+    except ValueError as exc:
+        raise AnsibleFilterError("storage_client_drive_args: %s" % exc) from exc
 
 
-storage_client_drive_args = _wrap("storage_client_drive_args", _qemu.drive_args)
-storage_client_ceph_conf = _wrap("storage_client_ceph_conf", _qemu.ceph_conf)
-storage_client_ceph_keyring = _wrap("storage_client_ceph_keyring", _qemu.ceph_keyring)
+def storage_client_ceph_conf(volume, keyring_path):
+    """The compute node's ceph.conf for librbd (the monitors, the keyring's path) of an RBD volume."""
+    try:
+        return _qemu.ceph_conf(volume, keyring_path)
+    except ValueError as exc:
+        raise AnsibleFilterError("storage_client_ceph_conf: %s" % exc) from exc
+
+
+def storage_client_ceph_keyring(volume):
+    """The keyring file of an RBD volume's cephx user."""
+    try:
+        return _qemu.ceph_keyring(volume)
+    except ValueError as exc:
+        raise AnsibleFilterError("storage_client_ceph_keyring: %s" % exc) from exc
 
 
 class FilterModule(object):

@@ -51,6 +51,7 @@ def paths(iqn, name, address, port, root="/sys/kernel/config"):
     return {
         "hba": "%s/target/core/iblock_0" % root,
         "backstore": "%s/target/core/iblock_0/%s" % (root, name),
+        "fabric": "%s/target/iscsi" % root,
         "target": target,
         "tpg": tpg,
         "lun": tpg + "/lun/lun_0",
@@ -69,6 +70,8 @@ def create_steps(iqn, name, device, address, port, root="/sys/kernel/config"):
         ("write", p["backstore"] + "/control", "udev_path=%s" % device),
         ("write", p["backstore"] + "/udev_path", device),
         ("write", p["backstore"] + "/enable", "1"),
+        # the iscsi fabric registers when its directory is made (it stays: it holds discovery_auth)
+        ("mkdir", p["fabric"]),
         ("mkdir", p["target"]),
         ("mkdir", p["tpg"]),
         ("mkdir", p["lun"]),
