@@ -21,14 +21,38 @@ description:
 version_added: "1.0.0"
 author: Testbed contributors
 options:
-  iqn: {description: The target's name., type: str, required: true}
-  name: {description: The backstore's name., type: str, default: testbed}
-  device: {description: The exported block device (C(state=present))., type: path}
-  address: {description: The portal's IPv4 address (the storage node's on the storage network)., type: str, required: true}
-  port: {description: The portal's TCP port., type: int, default: 3260}
-  state: {description: C(present) or C(absent)., type: str, choices: [present, absent], default: present}
-  record_dir: {description: Where the export is recorded., type: path, default: /var/lib/testbed/storage_compare/iscsi}
-  configfs: {description: The configfs root., type: path, default: /sys/kernel/config}
+  iqn:
+    description: The target's name.
+    type: str
+    required: true
+  name:
+    description: The backstore's name.
+    type: str
+    default: testbed
+  device:
+    description: The exported block device (with C(state=present)).
+    type: path
+  address:
+    description: The portal's IPv4 address (the storage node's on the storage network).
+    type: str
+    required: true
+  port:
+    description: The portal's TCP port.
+    type: int
+    default: 3260
+  state:
+    description: C(present) exports, C(absent) takes the recorded export down.
+    type: str
+    choices: [present, absent]
+    default: present
+  record_dir:
+    description: Where the export is recorded.
+    type: path
+    default: /var/lib/testbed/storage_compare/iscsi
+  configfs:
+    description: The configfs root.
+    type: path
+    default: /sys/kernel/config
 """
 
 EXAMPLES = r"""
