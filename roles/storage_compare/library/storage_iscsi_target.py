@@ -13,7 +13,7 @@ module: storage_iscsi_target
 short_description: One block device as LUN 0 of an iSCSI target of the kernel's LIO (configfs)
 description:
   - C(state=present) exports I(device) as LUN 0 of target I(iqn) on portal I(address):I(port) with a block
-    (iblock) backstore named I(name), in demo mode (any initiator, no CHAP: a private storage network only), and
+    (iblock) backstore named I(name), in demo mode (any initiator, no CHAP - a private storage network only), and
     records the export in I(record_dir). A target of that name that the record does not name is refused.
   - C(state=absent) takes down only an export this module recorded (its record), then deletes the record.
   - The configfs steps come from the role's module_utils C(storage_compare_iscsi) (unit-tested); configfs must be
