@@ -25,7 +25,7 @@ options:
     description:
       - Tool names. Known ones have their own command and pattern - httperf, iperf3, iperf,
         fio, ab, sysbench, ipvsadm, haproxy, apache2, nginx, docker, lxc, lxd, podman,
-        qemu-system-x86_64, ceph, zfs, mariadb, mysql, ping, sockperf, qperf, nuttcp,
+        qemu-system-x86_64, ceph, zfs, mariadb, mysql, ping, sockperf, qperf, nuttcp, netperf, iozone,
         stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, postal, xz, hpcc, ssh,
         vsftpd, postfix.
       - Any other name is run as C(<name> --version) and the first version-looking token is taken.
@@ -153,6 +153,8 @@ KNOWN_TOOLS = {
     "sockperf": {"args": ["--version"], "patterns": [r"^sockperf, version (\d[\w.+~-]*)"]},
     "qperf": {"args": ["--version"], "patterns": [r"^qperf (\d[\w.+~-]*)"]},
     "nuttcp": {"args": ["-V"], "patterns": [r"^nuttcp-v?(\d[\w.]*)"]},
+    "netperf": {"args": ["-V"], "patterns": [r"^Netperf version (\d[\w.]*)"]},
+    "iozone": {"args": ["-v"], "patterns": [r"Version \$Revision: (\d[\w.]*) \$"], "packages": ["iozone3"]},
     "stress-ng": {"args": ["--version"], "patterns": [r"^stress-ng, version (\d[\w.+~-]*)"]},
     "hping3": {"args": ["--version"], "patterns": [r"^hping3 version (\d[\w.+~-]*)"]},
     "python3": {"args": ["--version"], "patterns": [r"^Python (\d[\w.+~-]*)"]},

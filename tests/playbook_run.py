@@ -18,9 +18,11 @@ Two ways to run:
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import threading
+import time
 
 import yaml
 
@@ -240,3 +242,20 @@ def unreachable_inventory(directory, hosts_yml):
     with open(os.path.join(directory, "hosts.yml"), "w") as handle:
         yaml.safe_dump(inventory, handle, default_flow_style=False)
     return directory
+
+
+def start_server(argv, port, what, tries=50):
+    """Start a server a test needs on loopback and wait until 127.0.0.1:``port`` accepts (``tries`` x 0.1 s).
+
+    Returns the process (the fixture stops it); a server that never listens is killed and the
+    test fails with its stderr, naming ``what`` it was.
+    """
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("%s did not start: %s" % (what, proc.stderr.read().decode()))

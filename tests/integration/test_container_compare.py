@@ -2,8 +2,9 @@
 
 playbooks/container-compare.yml builds the guest root filesystem, the Docker
 guest from it and the servers in both variants, runs every workload once in
-each (ab, lftp + curl, postal, sysbench cpu and memory, xz, hpcc, fio, iperf3,
-sockperf) through the same tasks, stores one document per point with the
+each (ab, lftp + curl, postal, sysbench cpu and memory, xz, hpcc, fio, IOzone,
+nuttcp in both directions, netperf TCP_RR and UDP_RR at 100/200 bytes - the
+lab allows Debian's non-free component) through the same tasks, stores one document per point with the
 runtime fingerprint, renders the report with study A's overall index and the
 fidelity check, and removes the Docker guest; a rerun measures nothing; bad
 input stops before anything is built. The full lab run (six variants) is
@@ -32,8 +33,8 @@ SMALL = ['-e', '{"container_compare_variants": ["native", "docker"], "container_
          '-e', 'container_compare_cpu_duration_s=2', '-e', 'container_compare_hpcc_n=500',
          '-e', 'container_compare_memory_total_gb=0.2', '-e', 'container_compare_disk_runtime_s=2',
          '-e', 'container_compare_disk_size_mb=32', '-e', 'container_compare_net_duration_s=2',
-         '-e', 'container_compare_lat_duration_s=2']
-WORKLOADS = {"web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", "net_bw", "net_lat"}
+         '-e', 'container_compare_lat_duration_s=2', '-e', 'container_compare_disk_rw_file_mb=16']
+WORKLOADS = {"web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", "disk_rw", "net_bw", "net_lat"}
 
 
 def play(results, *extra, timeout=1800):
@@ -55,7 +56,7 @@ def first_run(tmp_path_factory):
 def test_every_workload_runs_in_both_variants(first_run):
     results, _ = first_run
     docs = [json.load(open(p)) for p in docs_of(results)]
-    assert len(docs) == 2 * 13
+    assert len(docs) == 2 * 16
     for variant in ("native", "docker"):
         mine = [d for d in docs if d["variant"] == variant]
         assert {d["parameters"]["workload"] for d in mine} == WORKLOADS
@@ -66,6 +67,27 @@ def test_every_workload_runs_in_both_variants(first_run):
     assert all(d["metrics"]["requests_per_s"] > 0 and d["units"]["requests_per_s"] == "1/s" for d in web)
     ftp = [d for d in docs if d["parameters"]["workload"] == "ftp" and d["parameters"]["direction"] == "get"]
     assert all(d["metrics"]["bytes"] == 20 * 1048576 and d["metrics"]["first_byte_ms"] > 0 for d in ftp)
+
+
+def test_the_studies_own_tools_measure_by_default(first_run):
+    """Study B's nuttcp in both directions with the host's CPU, netperf at 100/200 bytes, study A's IOzone."""
+    results, _ = first_run
+    docs = [json.load(open(p)) for p in docs_of(results)]
+    tools = {(d["variant"], d["parameters"]["workload"]): d["extra"]["tool"] for d in docs}
+    for variant in ("native", "docker"):
+        assert tools[(variant, "net_bw")]["name"] == "nuttcp" and tools[(variant, "net_bw")]["version"] == "6.1.2"
+        assert tools[(variant, "net_lat")] == {"name": "netperf", "version": "2.7.0"}
+        assert tools[(variant, "disk_rw")] == {"name": "iozone", "version": "3.489"}
+    bw = [d for d in docs if d["parameters"]["workload"] == "net_bw"]
+    assert sorted((d["variant"], d["parameters"]["direction"]) for d in bw) == [
+        ("docker", "receive"), ("docker", "transmit"), ("native", "receive"), ("native", "transmit")]
+    assert all(d["metrics"]["throughput_gbps"] > 0 and d["metrics"]["host_busy_pct"] is not None for d in bw)
+    assert all(["-t", "-r"][d["parameters"]["direction"] == "transmit"] in d["extra"]["argv"] for d in bw)
+    lat = [d for d in docs if d["parameters"]["workload"] == "net_lat"]
+    assert sorted(d["parameters"]["protocol"] for d in lat) == ["tcp", "tcp", "udp", "udp"]
+    assert all((d["metrics"]["request_bytes"], d["metrics"]["response_bytes"]) == (100, 200) for d in lat)
+    iozone = [d for d in docs if d["parameters"]["workload"] == "disk_rw"]
+    assert all(d["metrics"]["write_mib_s"] > 0 and d["metrics"]["read_mib_s"] > 0 for d in iozone)
 
 
 def test_points_carry_the_runtime_fingerprint(first_run):
@@ -95,6 +117,9 @@ def test_report_has_the_overall_index_and_the_fidelity_check(first_run):
                      r"\u00b1\d+ % \(n=\d+, mean ", report), "no fidelity verdict in the report"
     for workload in WORKLOADS:
         assert f"## {workload} (" in report
+    assert "## net_bw (nuttcp 6.1.2, client on the host)" in report
+    assert "## net_lat (netperf 2.7.0, client on the host)" in report
+    assert "## disk_rw (iozone 3.489, in the guest)" in report
 
 
 def test_cleanup_removed_the_docker_guest(first_run):
@@ -115,6 +140,8 @@ def test_a_rerun_measures_nothing(first_run):
 @pytest.mark.parametrize("extra, sentence", [
     (['-e', '{"container_compare_variants": ["rkt"]}'], "container_compare_variants"),
     (['-e', '{"container_compare_workloads": ["iozone"]}'], "container_compare_workloads"),
+    (['-e', 'testbed_packages_allow_non_free=false', '-e', 'container_compare_net_lat_tool=netperf'],
+     "come from Debian's non-free component, which testbed_packages_allow_non_free (false) does not allow"),
     (['-e', 'container_compare_baseline=docker', '-e', '{"container_compare_variants": ["native"]}'],
      "the baseline variant 'docker' is not measured"),
 ])

@@ -56,7 +56,7 @@ all:
      "container_compare_web_concurrency item 2 must be at most 20000, got 50000"),
     ("container_compare_web_requests=0", "container_compare_web_requests must be at least 1, got 0"),
     ("container_compare_net_streams=1000", "container_compare_net_streams must be at most 128, got 1000"),
-    ("container_compare_lat_msg_bytes=100000", "container_compare_lat_msg_bytes must be at most 65507, got 100000"),
+    ("container_compare_lat_request_bytes=100000", "container_compare_lat_request_bytes must be at most 65507, got 100000"),
     ("container_compare_repetitions=0", "container_compare_repetitions must be at least 1, got 0"),
     ("container_compare_hpcc_n=10000000", "container_compare_hpcc_n must be at most 200000, got 10000000"),
     ("container_compare_ftp_upload_dir=../etc", "container_compare_ftp_upload_dir is '../etc', not a plain name"),

@@ -27,9 +27,10 @@ PLANS = {
         '"workload": "fio"', '"workload": "copy"', '"workload": "oltp"', '"workload": "rebuild"',
     ],
     "container-compare": [
-        "Plan: 168 points (6 variants × 14 parameter sets × 2 repetitions), 0 done, 168",
+        "Plan: 252 points (6 variants × 21 parameter sets × 2 repetitions), 0 done, 252",
         "Variants: native, docker, podman, lxc, lxd, kvm",
         '"workload": "web"', '"workload": "ftp"', '"workload": "mail"', '"workload": "net_lat"',
+        '"workload": "disk_rw"', '"tool": "nuttcp"', '"tool": "netperf"', '"response_bytes": 200',
     ],
     "nfv-chain": [
         "Plan: 6 points (3 variants × 1 parameter set × 2 repetitions), 0 done, 6 to run",

@@ -13,11 +13,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 
 import jsonschema
 import pytest
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, play, start_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -48,17 +47,7 @@ http {{ access_log off;
   fastcgi_temp_path {tmp_path}/fcgi; uwsgi_temp_path {tmp_path}/uwsgi; scgi_temp_path {tmp_path}/scgi;
   server {{ listen 127.0.0.1:{port}; root {root}; }} }}
 """)
-    proc = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("nginx did not start: %s" % proc.stderr.read().decode())
+    proc = start_server(["nginx", "-c", str(conf), "-p", str(tmp_path)], port, "nginx")
     yield port
     proc.terminate()
     proc.wait(timeout=10)

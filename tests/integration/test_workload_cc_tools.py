@@ -9,12 +9,10 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
-import time
 
 import pytest
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, play, start_server
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -62,22 +60,29 @@ seccomp_sandbox=NO
 xferlog_enable=NO
 """)
     os.chmod(conf, 0o600)
-    proc = subprocess.Popen(["vsftpd", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(50):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("vsftpd did not start: %s" % proc.stderr.read().decode())
+    proc = start_server(["vsftpd", str(conf)], port, "vsftpd")
     yield port, root
     proc.terminate()
     proc.wait(timeout=10)
 
 
-def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
+STUDY_TOOLS = all(shutil.which(tool) for tool in ("nuttcp", "netperf", "netserver", "iozone", "prlimit"))
+
+
+@pytest.fixture()
+def netserver():
+    """netserver on 127.0.0.1:<free port> in the foreground; stopped afterwards (None without the study tools)."""
+    if not STUDY_TOOLS:
+        yield None
+        return
+    port = free_port()
+    proc = start_server(["netserver", "-D", "-4", "-L", "127.0.0.1", "-p", str(port)], port, "netserver")
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_xz_hpcc_lftp_curl_entry_points(ftp_server, netserver, tmp_path):
     port, root = ftp_server
     work = tmp_path / "work"
     (work / "hpcc").mkdir(parents=True)
@@ -87,8 +92,10 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     (work / "hpcc" / "hpccoutf.txt").write_text("stale\n")
     words = [b"alpha", b"beta", b"gamma", b"delta", b"epsilon", b"zeta"]
     (work / "xz-input.bin").write_bytes(b" ".join(words[(i * 7) % 6] + str(i % 997).encode() for i in range(700000)))
+    study = ["-e", "cc_study_tools=true", "-e", f"cc_netperf_port={netserver}", "-e", f"cc_nuttcp_port={free_port()}"] \
+        if netserver else []
     assert_ok(play("tests/integration/workload_cc_tools.yml", "-e", f"cc_dir={work}", "-e", f"cc_ftp_port={port}",
-                   env=ENV))
+                   *study, env=ENV))
     with open(work / "results.json", encoding="utf-8") as handle:
         results = json.load(handle)
 
@@ -128,3 +135,25 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, tmp_path):
     missing = results["xz_missing"]
     assert missing["parsed"] is None and missing["rc"] == 1, missing
     assert "missing.bin" in missing["error"] and "->" in missing["error"]
+
+    if not netserver:
+        return  # nuttcp, netperf (non-free), iozone3 (non-free) not installed: the studies' tools are not run
+    # nuttcp in both directions: a rate and both processes' CPU, the direction the caller's
+    for flag, direction in (("-t", "transmit"), ("-r", "receive")):
+        nuttcp = results["nuttcp"][flag]
+        assert nuttcp["error"] is None, nuttcp
+        assert nuttcp["argv"][3:6] == ["timeout", "30", "nuttcp"] and flag in nuttcp["argv"]
+        metrics = nuttcp["parsed"]["metrics"]
+        assert metrics["rate_bps"] > 0 and metrics["tx_cpu_pct"] is not None
+        assert nuttcp["parsed"]["details"]["direction"] == direction
+    netperf = results["netperf"]
+    assert netperf["error"] is None, netperf
+    metrics = netperf["parsed"]["metrics"]
+    assert (metrics["request_bytes"], metrics["response_bytes"]) == (100, 200)
+    assert metrics["transactions_per_s"] > 0 and metrics["rtt_p99_us"] >= metrics["rtt_p50_us"] > 0
+    iozone = results["iozone"]
+    assert iozone["error"] is None, iozone
+    assert iozone["parsed"]["metrics"]["write_kib_s"] > 0 and iozone["parsed"]["metrics"]["read_kib_s"] > 0
+    wrapped = results["wrapped"]
+    assert wrapped["argv"][3:6] == ["prlimit", "--nofile=3000:", "sysbench"], wrapped["argv"]
+    assert wrapped["error"] is None and wrapped["parsed"]["metrics"]["events_per_s"] > 0

@@ -22,7 +22,11 @@ SETTINGS = {
     "memory_block_kb": 1024, "memory_total_gb": 1.0, "memory_operations": ["read", "write"],
     "disk_patterns": ["randread", "randwrite", "read", "write"], "disk_block_size": "4k", "disk_iodepth": 32,
     "disk_size_mb": 64, "disk_runtime_s": 5, "disk_direct": True,
-    "net_duration_s": 5, "net_streams": 1, "lat_msg_bytes": 100, "lat_duration_s": 5,
+    "net_duration_s": 5, "net_streams": 1, "lat_request_bytes": 100, "lat_duration_s": 5,
+    "hpcc_p": 1, "hpcc_q": 1, "mail_rate_per_min": 500, "mail_max_kb": 10, "mail_min_kb": 0, "mail_per_connection": 1,
+    "disk_pattern_settings": {}, "disk_rw_file_mb": 64, "disk_rw_record_kb": 4, "disk_rw_direct": True,
+    "net_bw_tool": "iperf3", "net_directions": ["receive"], "net_lat_tool": "sockperf", "lat_protocols": ["tcp"],
+    "lat_response_bytes": 200,
 }
 ALL = ["web", "ftp", "mail", "cpu", "compress", "hpcc", "memory", "disk", "net_bw", "net_lat"]
 HOSTS = ["cc-native", "cc-docker", "cc-podman", "cc-lxc", "cc-lxd", "cc-kvm"]
@@ -116,9 +120,62 @@ def test_workloads_refused(names, message):
 
 def test_workloads_missing_setting():
     settings = dict(SETTINGS)
-    del settings["disk_iodepth"]
-    with pytest.raises(AnsibleFilterError, match="container_compare_disk_iodepth is missing"):
+    del settings["disk_runtime_s"]
+    with pytest.raises(AnsibleFilterError, match="container_compare_disk_runtime_s is missing"):
         cc.cc_workloads(settings, ["disk"])
+
+
+STUDY_B_PATTERNS = {
+    "randread": {"rw": "randread", "block_size": "4k", "iodepth": 32, "jobs": 1},
+    "randread_8jobs": {"rw": "randread", "block_size": "4k", "iodepth": 32, "jobs": 8},
+    "read": {"rw": "read", "block_size": "1m", "iodepth": 16, "jobs": 1},
+    "randrw_70_30": {"rw": "randrw", "block_size": "4k", "iodepth": 32, "jobs": 1, "rwmixread": 70},
+}
+
+
+def test_disk_patterns_have_their_own_settings():
+    settings = dict(SETTINGS, disk_pattern_settings=STUDY_B_PATTERNS,
+                    disk_patterns=["randread_8jobs", "read", "randrw_70_30", "write"])
+    out = cc.cc_disk_patterns(settings)
+    assert out["randread_8jobs"] == {"rw": "randread", "block_size": "4k", "iodepth": 32, "jobs": 8}
+    assert out["read"]["block_size"] == "1m" and out["read"]["iodepth"] == 16
+    assert out["randrw_70_30"]["rwmixread"] == 70
+    # a plain fio --rw value takes the default block size and iodepth, one job
+    assert out["write"] == {"rw": "write", "block_size": "4k", "iodepth": 32, "jobs": 1}
+    workloads = cc.cc_workloads(settings, ["disk"])
+    assert workloads[0]["grid"] == {"pattern": ["randread_8jobs", "read", "randrw_70_30", "write"]}
+
+
+@pytest.mark.parametrize("patterns,table,message", [
+    (["seq"], {}, "disk pattern 'seq' is neither a key of container_compare_disk_pattern_settings"),
+    (["a"], {"a": {"rw": "randread", "jobs": 0}}, "disk_pattern_settings.a.jobs must be a whole number from 1 to 256"),
+    (["a"], {"a": {"rw": "randread", "block_size": "big"}}, "is 'big', not a block size"),
+    (["a"], {"a": {"rw": "randread", "rwmixread": 70}}, "rwmixread (the read share of a mixed pattern"),
+    (["a"], {"a": {"rw": "trim"}}, "disk_pattern_settings.a.rw must be one of"),
+    (["a"], {"a": {"rw": "read", "depth": 4}}, "unknown key(s) depth"),
+])
+def test_disk_patterns_refused(patterns, table, message):
+    with pytest.raises(AnsibleFilterError, match="cc_disk_patterns") as err:
+        cc.cc_workloads(dict(SETTINGS, disk_patterns=patterns, disk_pattern_settings=table), ["disk"])
+    assert message in str(err.value)
+
+
+def test_network_workloads_name_their_tool_and_grid():
+    settings = dict(SETTINGS, net_bw_tool="nuttcp", net_directions=["receive", "transmit"], net_lat_tool="netperf",
+                    lat_protocols=["tcp", "udp"])
+    bw, lat = cc.cc_workloads(settings, ["net_bw", "net_lat"])
+    assert bw["grid"] == {"direction": ["receive", "transmit"]} and bw["parameters"]["tool"] == "nuttcp"
+    assert lat["grid"] == {"protocol": ["tcp", "udp"]}
+    assert lat["parameters"] == {"tool": "netperf", "request_bytes": 100, "response_bytes": 200, "duration_s": 5}
+    with pytest.raises(AnsibleFilterError, match="container_compare_net_lat_tool must be one of netperf, sockperf"):
+        cc.cc_workloads(dict(settings, net_lat_tool="qperf"), ["net_lat"])
+
+
+def test_mail_and_hpcc_take_the_studies_parameters():
+    mail, hpcc = cc.cc_workloads(dict(SETTINGS, hpcc_p=2, hpcc_q=2), ["mail", "hpcc"])
+    assert mail["parameters"] == {"threads": 10, "duration_s": 10, "rate_per_min": 500, "max_kb": 10, "min_kb": 0,
+                                  "per_connection": 1}
+    assert hpcc["parameters"] == {"n": 1000, "nb": 64, "p": 2, "q": 2}
 
 
 # ---------------------------------------------------------------------------
@@ -136,7 +193,8 @@ def test_point_web():
     assert result["metrics"]["host_busy_pct"] is None  # no /proc/stat given: not measured, still valid
     assert result["metrics"]["requests_per_s"] > 0
     assert result["metrics"]["time_per_request_ms"] > 0
-    assert set(result["metrics"]) == set(cc.WORKLOADS["web"]["metrics"]) | set(cc.HOST_CPU)
+    assert set(result["metrics"]) == set(cc.WORKLOADS["web"]["tools"]["ab"]) | set(cc.HOST_CPU)
+    assert result["extra"]["tool"] == {"name": "ab", "version": None}
     assert result["extra"]["runtime"] == FINGERPRINT
     assert result["extra"]["workload"] == "web"
     assert "ab.txt" in result["raw"]
@@ -165,14 +223,74 @@ def test_point_disk_picks_the_pattern_side():
 
 
 def test_point_network():
-    bw = cc.cc_point([_run("iperf3", "tcp_3s.json")], _point("net_bw"), {}, FINGERPRINT)
+    bw = cc.cc_point([_run("iperf3", "tcp_3s.json")], _point("net_bw", tool="iperf3", direction="receive"), {},
+                     FINGERPRINT)
     assert bw["valid"], bw["reasons"]
     found = bw["sources"]["iperf3"]["metrics"]
     assert bw["metrics"]["throughput_gbps"] == pytest.approx(found["received_bps"] * 1e-9)
     assert bw["metrics"]["client_cpu_pct"] == found["host_cpu_total_pct"]
-    lat = cc.cc_point([_run("sockperf", "tcp_pingpong_fullrtt_t2_m64.txt")], _point("net_lat"), {}, FINGERPRINT)
+    lat = cc.cc_point([_run("sockperf", "tcp_pingpong_fullrtt_t2_m64.txt")], _point("net_lat", tool="sockperf"), {},
+                      FINGERPRINT)
     assert lat["valid"], lat["reasons"]
     assert lat["metrics"]["rtt_avg_us"] == lat["sources"]["sockperf"]["metrics"]["rtt_avg_us"]
+    assert lat["metrics"]["transactions_per_s"] == lat["sources"]["sockperf"]["metrics"]["round_trips_per_s"]
+
+
+@pytest.mark.parametrize("direction,fixture,client,server", [
+    ("receive", "tx.txt", 33, 29),    # the client transmits (-t): %TX is the client's, %RX the guest's
+    ("transmit", "rx.txt", 27, 31),   # the client receives (-r): %RX is the client's, %TX the guest's
+])
+def test_point_nuttcp_both_directions(direction, fixture, client, server):
+    run = _run("nuttcp", fixture, direction="transmit" if direction == "receive" else "receive")
+    environment = {"hosts": {"cc-docker": {"tools": {"nuttcp": "6.1.2"}}}}
+    result = cc.cc_point([run], _point("net_bw", tool="nuttcp", direction=direction), environment, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["throughput_gbps"] == pytest.approx(run["parsed"]["metrics"]["rate_bps"] * 1e-9)
+    assert (result["metrics"]["client_cpu_pct"], result["metrics"]["server_cpu_pct"]) == (client, server)
+    assert result["extra"]["tool"] == {"name": "nuttcp", "version": "6.1.2"}
+
+
+@pytest.mark.parametrize("fixture,protocol", [("tcp_rr_r100_200_keyval.txt", "tcp"), ("udp_rr_r100_200.txt", "udp")])
+def test_point_netperf_request_response(fixture, protocol):
+    run = _run("netperf", fixture)
+    fingerprint = dict(FINGERPRINT, tools={"netperf": "2.7.0"})
+    result = cc.cc_point([run], _point("net_lat", tool="netperf", protocol=protocol), {}, fingerprint)
+    assert result["valid"], result["reasons"]
+    assert (result["metrics"]["request_bytes"], result["metrics"]["response_bytes"]) == (100, 200)
+    assert result["metrics"]["rtt_avg_us"] == run["parsed"]["metrics"]["rtt_mean_us"] > 0
+    assert result["metrics"]["transactions_per_s"] > 0
+    assert result["extra"]["tool"]["version"] == "2.7.0"
+
+
+def test_point_iozone_write_and_read():
+    run = _run("iozone", "write_read_16m_4k_direct.txt")
+    result = cc.cc_point([run], _point("disk_rw", file_mb=16, record_kb=4), {}, FINGERPRINT)
+    assert result["valid"], result["reasons"]
+    assert result["metrics"]["write_mib_s"] == pytest.approx(18130 / 1024.0)
+    assert result["metrics"]["read_mib_s"] == pytest.approx(35221 / 1024.0)
+
+
+def test_point_disk_mixed_pattern_adds_both_sides():
+    run = _run("fio", "randread_4k_qd32_libaio.json")
+    found = run["parsed"]["metrics"]
+    # a mixed pattern's fio output has both sides; this read-only one has no write I/O, so it is invalid or zero
+    mixed = cc.cc_point([run], _point("disk", pattern="randrw_70_30"), {}, FINGERPRINT,
+                        {"fio": {"rw": "randrw", "block_size": "4k", "iodepth": 32, "jobs": 1, "rwmixread": 70}})
+    assert mixed["extra"]["fio"]["rwmixread"] == 70
+    if found.get("write_iops") is not None:
+        assert mixed["metrics"]["iops"] == pytest.approx(found["read_iops"] + found["write_iops"])
+    else:
+        assert mixed["metrics"]["iops"] is None and not mixed["valid"]
+
+
+def test_tool_sections_name_tool_and_version():
+    spec = cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["net_bw", "cpu"], dict(SETTINGS, net_bw_tool="nuttcp"))
+    assert spec["sections"][0]["title"] == "net_bw (nuttcp, client on the host)"
+    docs = [{"extra": {"workload": "net_bw", "tool": {"name": "nuttcp", "version": "6.1.2"}}},
+            {"extra": {"workload": "cpu", "tool": {"name": "sysbench", "version": "1.0.20"}}},
+            {"extra": {"workload": "cpu", "tool": {"name": "sysbench", "version": "1.0.20"}}}]
+    titles = [s["title"] for s in cc.cc_tool_sections(spec["sections"], docs)]
+    assert titles == ["net_bw (nuttcp 6.1.2, client on the host)", "cpu (sysbench 1.0.20, in the guest)"]
 
 
 def test_point_failed_tool_is_invalid_with_its_reason():
@@ -213,6 +331,10 @@ def test_report_overall_index_is_study_a_table():
     index = spec["overall_index"]
     assert [i["label"] for i in index["metrics"]] == ["disk read", "disk write", "RAM", "CPU"]
     assert index["metrics"][0]["where"] == {"workload": "disk", "pattern": "read"}
+    # with study A's IOzone measured (disk_rw), its write and read are the disk rows
+    with_iozone = cc.cc_report(variants, ALL + ["disk_rw"], SETTINGS)["overall_index"]["metrics"]
+    assert [(i["label"], i["metric"], i["where"]) for i in with_iozone[:2]] == [
+        ("disk read", "read_mib_s", {"workload": "disk_rw"}), ("disk write", "write_mib_s", {"workload": "disk_rw"})]
     assert index["metrics"][3]["where"] == {"workload": "cpu", "threads": 1}
     assert index["metrics"][2]["where"] == {"workload": "memory", "operation": "read"}
     # study A's Table 3.1: sums 3.27 / 3.46 / 3.62 of 4

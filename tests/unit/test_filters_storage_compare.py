@@ -259,6 +259,28 @@ def test_report_tables():
     json.dumps(tables)
 
 
+def test_access_notes_and_storage_node_cpu_table():
+    local = sc.sc_report(["zfs", "ceph"], ["fio"], SETTINGS)
+    assert any(n.startswith("Access: local") for n in local["notes"])
+    net = sc.sc_report(["zfs", "ceph"], ["fio"], SETTINGS, "zfs", True, "network", 1000)
+    assert any("client VM on the compute node" in n and "librbd" in n and "iSCSI" in n for n in net["notes"])
+    assert any("TCG emulation (emulated" in n and "1000 Mbit/s" in n for n in net["notes"])
+    with pytest.raises(AnsibleFilterError, match="access must be one of local, network"):
+        sc.sc_report(["zfs"], ["fio"], SETTINGS, access="nfs")
+    docs = [
+        _doc("zfs", "fio", {"iops": 3.0, "node_cpu_pct": 10.0}, pattern="read", block_size="4k", iodepth=32),
+        _doc("zfs", "fio", {"iops": 3.0, "node_cpu_pct": 30.0}, pattern="randread", block_size="4k", iodepth=32),
+        _doc("ceph", "fio", {"iops": 3.0, "node_cpu_pct": 50.0}, pattern="randwrite", block_size="4k", iodepth=32),
+        _doc("ceph", "copy", {"copy_mb_s": 3.0, "node_cpu_pct": 7.0}, direction="write"),
+        _doc("ceph", "copy", {"copy_mb_s": 3.0, "node_cpu_pct": 99.0}, valid=False, direction="read"),
+    ]
+    tables = sc.sc_report_tables(docs, ["zfs", "ceph"], access="network")
+    cpu = [t for t in tables if t["title"] == "Storage-node CPU during read and during write"][0]
+    assert cpu["rows"] == [["fio", "read", "n/a", "0", "20", "2"], ["fio", "write", "50", "1", "n/a", "0"],
+                           ["copy", "write", "7", "1", "n/a", "0"]]
+    assert "client VM on the compute node drove the load" in cpu["notes"][0]
+
+
 def test_fidelity():
     """Pairs of the baseline's first fio point; d = +1, -1, 0 %: mean 0, 90 % CI 0 -/+ 2.919986 / sqrt(3) = 1.69."""
     pairs = [[1000.0, 1010.0], [1000.0, 990.0], [1000.0, 1000.0]]

@@ -30,6 +30,16 @@ def test_udp_rr_is_named_from_the_banner():
     assert result["metrics"]["transactions_per_s"] == 33768.83
 
 
+def test_udp_rr_omni_keyval_as_container_compare_runs_it():
+    """The -k keys roles/container_compare asks for (UDP_RR, study B's 100/200 bytes)."""
+    result = _parse("udp_rr_r100_200_keyval.txt")
+    m = result["metrics"]
+    assert result["details"]["test"] == "UDP_RR" and result["details"]["protocol"] == "UDP"
+    assert (m["request_bytes"], m["response_bytes"], m["transactions_per_s"]) == (100, 200, 55209.07)
+    assert (m["rtt_mean_us"], m["rtt_p50_us"], m["rtt_p99_us"]) == (18.07, 13.0, 67.0)
+    assert result["valid"] is True
+
+
 def test_cpu_columns_and_service_demand():
     m = _parse("tcp_rr_r100_200_cpu.txt")["metrics"]
     assert (m["local_cpu_pct"], m["remote_cpu_pct"]) == (99.5, 99.5)

@@ -76,6 +76,8 @@ CASES = {
     "nft": ("nft", "nft", "1.0.6"),
     "mariadb": ("mariadb", "mariadb", "10.11.19"),
     "nuttcp": ("nuttcp", "nuttcp", "6.1.2"),
+    "netperf": ("netperf", "netperf", "2.7.0"),
+    "iozone": ("iozone", "iozone", "3.489"),
     "lxc": ("lxc-start", "lxc", "5.0.2"),
     "mpstat": ("mpstat", "mpstat", "12.6.1"),
     "stress-ng": ("stress-ng", "stress-ng", "0.15.06"),

@@ -8,7 +8,11 @@
 * ``cc_point``: one point's result (the workload's metrics with units, the
   verdict, raw outputs, the runtime fingerprint) from its tool runs;
 * ``cc_report``: the report specification (sections per workload, the overall
-  index of study A's Table 3.1, the studies' figures as a labelled reference).
+  index of study A's Table 3.1, the studies' figures as a labelled reference);
+* ``cc_tool_sections``: the report's sections titled with the tool and version
+  that measured each workload's rows (from the point documents, at report time);
+* ``cc_disk_patterns``: every disk pattern's fio settings (rw, block size,
+  iodepth, jobs, read share), checked.
 
 Pure functions (tests/unit/test_filters_container_compare.py); bad input raises
 ``AnsibleFilterError`` naming the filter and the bad value. Generic pieces
@@ -16,6 +20,7 @@ Pure functions (tests/unit/test_filters_container_compare.py); bad input raises
 """
 
 import os
+import re
 
 try:
     from ansible.errors import AnsibleFilterError
@@ -40,51 +45,76 @@ from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
 VARIANTS = ("native", "docker", "podman", "lxc", "lxd", "kvm")
 
-# Every workload: the tool that measures it, where it runs (guest: inside the
-# variant's guest; client: on the host, against the guest's services), the
-# metrics a point keeps (new name: [parser metric, factor]) and the report's
-# x parameter (None: one column).
+# Every workload: the tools that can measure it (the first is the default; a
+# workload with several reads its choice from the setting <workload>_tool) and
+# for each the metrics a point keeps (new name: [parser metric, factor]), where
+# it runs (guest: inside the variant's guest; client: on the host, against the
+# guest's services) and the report's x parameter (None: one column).
 WORKLOADS = {
-    "web": {"tool": "ab", "runs_in": "client", "x": "concurrency", "metrics": {
+    "web": {"tools": {"ab": {
         "requests_per_s": ["requests_per_s", 1], "time_per_request_ms": ["time_per_request_ms", 1],
         "time_taken_s": ["time_taken_s", 1], "p50_ms": ["p50_ms", 1], "p99_ms": ["p99_ms", 1], "failed_requests": ["failed_requests", 1],
-        "transfer_rate_kb_s": ["transfer_rate_kb_s", 1]}},
-    "ftp": {"tool": "lftp", "runs_in": "client", "x": "direction", "metrics": {
+        "transfer_rate_kb_s": ["transfer_rate_kb_s", 1]}}, "runs_in": "client", "x": "concurrency"},
+    "ftp": {"tools": {"lftp": {
         "rate_mib_s": ["rate_mib_s", 1], "transfer_s": ["transfer_s", 1], "bytes": ["transferred_bytes", 1]}},
-    "mail": {"tool": "postal", "runs_in": "client", "x": None, "metrics": {
+        "runs_in": "client", "x": "direction"},
+    "mail": {"tools": {"postal": {
         "messages_per_min": ["messages_per_min", 1], "messages": ["messages", 1], "errors": ["errors", 1]}},
-    "cpu": {"tool": "sysbench", "runs_in": "guest", "x": "threads", "metrics": {
+        "runs_in": "client", "x": None},
+    "cpu": {"tools": {"sysbench": {
         "events_per_s": ["events_per_s", 1], "latency_avg_ms": ["latency_avg_ms", 1],
-        "latency_p95_ms": ["latency_p95_ms", 1]}},
-    "compress": {"tool": "xz", "runs_in": "guest", "x": "threads", "metrics": {
-        "ratio": ["ratio", 1], "xz_speed_mib_s": ["throughput_mib_s", 1]}},
-    "hpcc": {"tool": "hpcc", "runs_in": "guest", "x": None, "metrics": {
+        "latency_p95_ms": ["latency_p95_ms", 1]}}, "runs_in": "guest", "x": "threads"},
+    "compress": {"tools": {"xz": {"ratio": ["ratio", 1], "xz_speed_mib_s": ["throughput_mib_s", 1]}},
+                 "runs_in": "guest", "x": "threads"},
+    "hpcc": {"tools": {"hpcc": {
         "hpl_gflops": ["hpl_gflops", 1], "stream_copy_gb_s": ["single_stream_copy_gb_s", 1],
         "stream_scale_gb_s": ["single_stream_scale_gb_s", 1], "stream_add_gb_s": ["single_stream_add_gb_s", 1],
         "stream_triad_gb_s": ["single_stream_triad_gb_s", 1],
-        "random_access_gups": ["single_random_access_gups", 1]}},
-    "memory": {"tool": "sysbench", "runs_in": "guest", "x": "operation", "metrics": {
+        "random_access_gups": ["single_random_access_gups", 1]}}, "runs_in": "guest", "x": None},
+    "memory": {"tools": {"sysbench": {
         "memory_mib_s": ["transfer_mib_s", 1], "operations_per_s": ["operations_per_s", 1]}},
-    "disk": {"tool": "fio", "runs_in": "guest", "x": "pattern", "metrics": {}},
-    "net_bw": {"tool": "iperf3", "runs_in": "client", "x": None, "metrics": {
-        "throughput_gbps": ["received_bps", 1e-9], "retransmits": ["retransmits", 1],
-        "client_cpu_pct": ["host_cpu_total_pct", 1], "server_cpu_pct": ["remote_cpu_total_pct", 1]}},
-    "net_lat": {"tool": "sockperf", "runs_in": "client", "x": None, "metrics": {
-        "rtt_avg_us": ["rtt_avg_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
-        "round_trips_per_s": ["round_trips_per_s", 1]}},
+        "runs_in": "guest", "x": "operation"},
+    "disk": {"tools": {"fio": {}}, "runs_in": "guest", "x": "pattern"},
+    # Study A's IOzone write and read (-i 0 -i 1): IOzone's kB/s are KiB/s.
+    "disk_rw": {"tools": {"iozone": {
+        "write_mib_s": ["write_kib_s", 1 / 1024.0], "rewrite_mib_s": ["rewrite_kib_s", 1 / 1024.0],
+        "read_mib_s": ["read_kib_s", 1 / 1024.0], "reread_mib_s": ["reread_kib_s", 1 / 1024.0]}},
+        "runs_in": "guest", "x": None},
+    # client_cpu_pct / server_cpu_pct: the tool's own figures for its two processes (nuttcp's %TX/%RX,
+    # matched to client and server by the direction in cc_point; iperf3's host/remote CPU).
+    "net_bw": {"tools": {
+        "nuttcp": {"throughput_gbps": ["rate_bps", 1e-9], "retransmits": ["retransmits", 1],
+                   "rtt_ms": ["rtt_ms", 1]},
+        "iperf3": {"throughput_gbps": ["received_bps", 1e-9], "retransmits": ["retransmits", 1],
+                   "client_cpu_pct": ["host_cpu_total_pct", 1], "server_cpu_pct": ["remote_cpu_total_pct", 1]}},
+        "runs_in": "client", "x": "direction"},
+    "net_lat": {"tools": {
+        "netperf": {"rtt_avg_us": ["rtt_mean_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
+                    "transactions_per_s": ["transactions_per_s", 1], "request_bytes": ["request_bytes", 1],
+                    "response_bytes": ["response_bytes", 1]},
+        "sockperf": {"rtt_avg_us": ["rtt_avg_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
+                     "transactions_per_s": ["round_trips_per_s", 1]}},
+        "runs_in": "client", "x": "protocol"},
 }
+
+# fio's --rw values a disk pattern may use (the mixed ones take a read share, rwmixread).
+FIO_RW = ("read", "write", "randread", "randwrite", "rw", "randrw")
+BLOCK_SIZE = re.compile(r"^[0-9]+[kKmMgG]?$")
 
 # Metrics that may be null in a valid point (not every run reports them).
 OPTIONAL = ("first_byte_ms", "retransmits", "errors", "xz_speed_mib_s", "host_busy_pct", "host_system_pct",
-            "host_softirq_pct")
+            "host_softirq_pct", "rtt_ms", "rtt_p50_us", "rtt_p99_us", "client_cpu_pct", "server_cpu_pct")
 
 # The whole host's CPU over the point's workload (/proc/stat read before and after it, % of all CPUs):
 # study A loaded the machine to ~99 %, study B charged the network's cost to the host (perf stat -a).
 HOST_CPU = {"host_busy_pct": "busy_pct", "host_system_pct": "system_pct", "host_softirq_pct": "softirq_pct"}
 
 # Study A's overall index (Table 3.1): four metrics, each a ratio to native.
-# label: (workload, metric, extra condition from the settings, study A's tool).
+# label: (workload, metric, extra condition from the settings, study A's tool). The disk rows are
+# IOzone's (workload disk_rw) when it is measured, else fio's sequential read/write patterns.
 INDEX_ITEMS = [
+    ("disk read", "disk_rw", "read_mib_s", None, "IOzone read"),
+    ("disk write", "disk_rw", "write_mib_s", None, "IOzone write"),
     ("disk read", "disk", "bandwidth_mib_s", {"pattern": "read"}, "IOzone read; here fio sequential read"),
     ("disk write", "disk", "bandwidth_mib_s", {"pattern": "write"}, "IOzone write; here fio sequential write"),
     ("RAM", "memory", "memory_mib_s", None, "RAMspeed; here sysbench memory"),
@@ -154,11 +184,76 @@ def cc_variants(hosts, hostvars, wanted=None, baseline="native", group="containe
     return [seen[v] for v in [baseline] + keep]
 
 
+def workload_tool(name, settings, fname="cc_workloads"):
+    """The tool that measures workload ``name``: the setting ``<name>_tool`` where the workload has a choice."""
+    tools = list(WORKLOADS[name]["tools"])
+    if len(tools) == 1:
+        return tools[0]
+    tool = (settings or {}).get(f"{name}_tool") or tools[0]
+    if tool not in tools:
+        _fail(fname, f"container_compare_{name}_tool must be one of {', '.join(tools)}, got {tool!r}")
+    return tool
+
+
+def cc_disk_patterns(settings):
+    """Every disk pattern's fio settings ``{pattern: {rw, block_size, iodepth, jobs, rwmixread}}``.
+
+    A pattern is a key of ``disk_pattern_settings`` (study B's: 1 MiB sequential at
+    iodepth 16, 4 KiB random with 1 and with 8 jobs, a 70/30 mix), or a plain fio
+    ``--rw`` value that takes ``disk_block_size`` and ``disk_iodepth`` with one job.
+    """
+    fname = "cc_disk_patterns"
+    table = (settings or {}).get("disk_pattern_settings") or {}
+    if not isinstance(table, dict):
+        _fail(fname, f"container_compare_disk_pattern_settings must be a mapping of pattern name to its fio settings, "
+                     f"got {table!r}")
+    out = {}
+    for pattern in (settings or {}).get("disk_patterns") or []:
+        entry = table.get(pattern)
+        if entry is None:
+            if pattern not in FIO_RW:
+                _fail(fname, f"disk pattern {pattern!r} is neither a key of container_compare_disk_pattern_settings "
+                             f"({', '.join(map(str, table)) or 'none'}) nor a fio --rw value ({', '.join(FIO_RW)}): "
+                             "add its settings there or remove it from container_compare_disk_patterns")
+            entry = {"rw": pattern}
+        if not isinstance(entry, dict):
+            _fail(fname, f"container_compare_disk_pattern_settings.{pattern} must be a mapping (rw, block_size, "
+                         f"iodepth, jobs, rwmixread), got {entry!r}")
+        unknown = sorted(set(entry) - {"rw", "block_size", "iodepth", "jobs", "rwmixread"})
+        if unknown:
+            _fail(fname, f"container_compare_disk_pattern_settings.{pattern} has unknown key(s) {', '.join(unknown)}; "
+                         "the keys are rw, block_size, iodepth, jobs, rwmixread")
+        fio = {"rw": entry.get("rw", pattern), "block_size": str(entry.get("block_size", settings.get("disk_block_size"))),
+               "iodepth": entry.get("iodepth", settings.get("disk_iodepth")), "jobs": entry.get("jobs", 1)}
+        if fio["rw"] not in FIO_RW:
+            _fail(fname, f"container_compare_disk_pattern_settings.{pattern}.rw must be one of {', '.join(FIO_RW)}, "
+                         f"got {fio['rw']!r}")
+        if not BLOCK_SIZE.match(fio["block_size"]):
+            _fail(fname, f"container_compare_disk_pattern_settings.{pattern}.block_size is {fio['block_size']!r}, "
+                         "not a block size such as 4k, 64k or 1m")
+        for key, top in (("iodepth", 1024), ("jobs", 256)):
+            value = fio[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                _fail(fname, f"container_compare_disk_pattern_settings.{pattern}.{key} must be a whole number from 1 "
+                             f"to {top}, got {value!r}")
+        if "rwmixread" in entry:
+            mix = entry["rwmixread"]
+            if fio["rw"] not in ("rw", "randrw") or isinstance(mix, bool) or not isinstance(mix, int) \
+                    or not 0 <= mix <= 100:
+                _fail(fname, f"container_compare_disk_pattern_settings.{pattern}.rwmixread (the read share of a mixed "
+                             f"pattern, rw or randrw) must be a whole number from 0 to 100, got {mix!r} with rw "
+                             f"{fio['rw']!r}")
+            fio["rwmixread"] = mix
+        out[pattern] = fio
+    return out
+
+
 def cc_workloads(settings, names):
     """The sweep matrix's ``workloads`` list: ``[{name, grid, parameters}]`` in the order of ``names``.
 
     ``settings`` holds the workload settings (the role's defaults without the
-    ``container_compare_`` prefix, e.g. ``web_concurrency``).
+    ``container_compare_`` prefix, e.g. ``web_concurrency``). A workload measured
+    by a chosen tool (net_bw, net_lat) names it in its parameters.
     """
     fname = "cc_workloads"
     sweep.check_choices(fname, names, WORKLOADS, "container_compare_workloads", "workload")
@@ -172,21 +267,30 @@ def cc_workloads(settings, names):
         "web": lambda: ({"concurrency": get("web_concurrency")},
                         {"requests": get("web_requests"), "timeout_s": get("web_timeout_s")}),
         "ftp": lambda: ({"direction": get("ftp_directions")}, {"file_mb": get("ftp_file_mb")}),
-        "mail": lambda: ({}, {"threads": get("mail_threads"), "duration_s": get("mail_duration_s")}),
+        "mail": lambda: ({}, {"threads": get("mail_threads"), "duration_s": get("mail_duration_s"),
+                              "rate_per_min": get("mail_rate_per_min"), "max_kb": get("mail_max_kb"),
+                              "min_kb": get("mail_min_kb"), "per_connection": get("mail_per_connection")}),
         "cpu": lambda: ({"threads": get("cpu_threads")},
                         {"duration_s": get("cpu_duration_s"), "max_prime": get("cpu_max_prime")}),
         "compress": lambda: ({"threads": get("compress_threads")},
                              {"level": get("compress_level"), "file_mb": get("compress_file_mb")}),
-        "hpcc": lambda: ({}, {"n": get("hpcc_n"), "nb": get("hpcc_nb")}),
+        "hpcc": lambda: ({}, {"n": get("hpcc_n"), "nb": get("hpcc_nb"), "p": get("hpcc_p"), "q": get("hpcc_q")}),
         "memory": lambda: ({"operation": get("memory_operations")},
                            {"block_kb": get("memory_block_kb"), "total_gb": get("memory_total_gb")}),
         "disk": lambda: ({"pattern": get("disk_patterns")},
-                         {"block_size": get("disk_block_size"), "iodepth": get("disk_iodepth"),
-                          "size_mb": get("disk_size_mb"), "runtime_s": get("disk_runtime_s"),
+                         {"size_mb": get("disk_size_mb"), "runtime_s": get("disk_runtime_s"),
                           "direct": bool(get("disk_direct"))}),
-        "net_bw": lambda: ({}, {"duration_s": get("net_duration_s"), "streams": get("net_streams")}),
-        "net_lat": lambda: ({}, {"msg_bytes": get("lat_msg_bytes"), "duration_s": get("lat_duration_s")}),
+        "disk_rw": lambda: ({}, {"file_mb": get("disk_rw_file_mb"), "record_kb": get("disk_rw_record_kb"),
+                                 "direct": bool(get("disk_rw_direct"))}),
+        "net_bw": lambda: ({"direction": get("net_directions")},
+                           {"tool": workload_tool("net_bw", settings), "duration_s": get("net_duration_s"),
+                            "streams": get("net_streams")}),
+        "net_lat": lambda: ({"protocol": get("lat_protocols")},
+                            {"tool": workload_tool("net_lat", settings), "request_bytes": get("lat_request_bytes"),
+                             "response_bytes": get("lat_response_bytes"), "duration_s": get("lat_duration_s")}),
     }
+    if "disk" in names:
+        cc_disk_patterns(settings)  # checked before anything runs; the point's task reads its pattern's entry
     out = []
     for name in names:
         grid, parameters = build[name]()
@@ -194,12 +298,25 @@ def cc_workloads(settings, names):
     return out
 
 
-def _disk_metrics(parsed, pattern):
-    side = "write" if "write" in str(pattern) else "read"
+def _disk_metrics(parsed, rw):
+    """fio's figures of the pattern's direction(s): a mixed pattern (rw, randrw) adds reads and writes
+    (iops, bandwidth), its p99 is the larger side's and its mean latency the iops-weighted mean."""
     found = (parsed or {}).get("metrics") or {}
-    bw = found.get(f"{side}_bw_bytes_s")
-    return {"iops": found.get(f"{side}_iops"), "bandwidth_mib_s": None if bw is None else bw / 1048576.0,
-            "clat_p99_us": found.get(f"{side}_clat_p99_us"), "lat_mean_us": found.get(f"{side}_lat_mean_us")}
+    rw = str(rw)
+    sides = ["read", "write"] if rw in ("rw", "randrw") else (["write"] if "write" in rw else ["read"])
+
+    def total(key):
+        values = [found.get(f"{side}_{key}") for side in sides]
+        return None if any(v is None for v in values) else sum(values)
+
+    iops, bw = total("iops"), total("bw_bytes_s")
+    p99 = [found.get(f"{side}_clat_p99_us") for side in sides]
+    means = [(found.get(f"{side}_lat_mean_us"), found.get(f"{side}_iops")) for side in sides]
+    weight = sum(w for m, w in means if m is not None and w)
+    return {"iops": iops, "bandwidth_mib_s": None if bw is None else bw / 1048576.0,
+            "clat_p99_us": None if any(v is None for v in p99) else max(p99),
+            "lat_mean_us": (sum(m * w for m, w in means if m is not None and w) / weight
+                            if weight and all(m is not None for m, _ in means) else None)}
 
 
 def _host_cpu(host_stat):
@@ -215,6 +332,16 @@ def _host_cpu(host_stat):
     except (ValueError, KeyError, TypeError) as exc:
         return empty, [f"host CPU not computed: {exc}"]
     return {name: whole.get(key) for name, key in HOST_CPU.items()}, []
+
+
+def _tool_version(run, environment, fingerprint):
+    """The version of the run's tool: the guest's (fingerprint ``tools``) or its host's (environment)."""
+    tool = run.get("tool")
+    hosts = (environment or {}).get("hosts") if isinstance(environment, dict) else None
+    for where in (((hosts or {}).get(run.get("host")) or {}).get("tools"), (fingerprint or {}).get("tools")):
+        if isinstance(where, dict) and where.get(tool):
+            return where[tool]
+    return None
 
 
 def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
@@ -241,12 +368,24 @@ def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
         _fail(fname, f"runs must be a non-empty list of testbed_workload results, got {runs!r}")
     spec = WORKLOADS[workload]
     measured = runs[-1]
-    if measured["tool"] != spec["tool"]:
-        _fail(fname, f"workload {workload} is measured by {spec['tool']}, the last run is {measured['tool']}")
-    result = sweep.workload_result(measured, point, environment, metrics=[], scale=spec["metrics"],
-                                   extra=dict(extra or {}, runtime=fingerprint, workload=workload))
+    tool = point["parameters"].get("tool") or next(iter(spec["tools"]))
+    if tool not in spec["tools"] or measured["tool"] != tool:
+        _fail(fname, f"workload {workload} is measured by {tool}, the last run is {measured['tool']}")
+    result = sweep.workload_result(measured, point, environment, metrics=[], scale=spec["tools"][tool],
+                                   extra=dict(extra or {}, runtime=fingerprint, workload=workload,
+                                              tool={"name": tool,
+                                                    "version": _tool_version(measured, environment, fingerprint)}))
     if workload == "disk":
-        result["metrics"] = _disk_metrics(measured.get("parsed"), point["parameters"].get("pattern"))
+        # the pattern's fio settings, which the point's task keeps in extra.fio
+        fio = (extra or {}).get("fio") or {"rw": point["parameters"].get("pattern")}
+        result["metrics"] = _disk_metrics(measured.get("parsed"), fio.get("rw"))
+    elif workload == "net_bw" and tool == "nuttcp":
+        # nuttcp's %TX / %RX are the transmitter's and the receiver's: the guest receives when the client transmits.
+        found = ((measured.get("parsed") or {}).get("metrics") or {})
+        client, server = ("tx_cpu_pct", "rx_cpu_pct") if point["parameters"].get("direction") == "receive" \
+            else ("rx_cpu_pct", "tx_cpu_pct")
+        result["metrics"]["client_cpu_pct"] = found.get(client)
+        result["metrics"]["server_cpu_pct"] = found.get(server)
     elif workload == "ftp":
         # lftp's wall time (login, transfer, logout) and curl's time to the first byte (lftp has none).
         result["metrics"]["total_s"] = measured.get("duration_s")
@@ -273,7 +412,7 @@ def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
         missing = [k for k, v in result["metrics"].items() if v is None and k not in OPTIONAL]
         if missing:
             result["valid"] = False
-            result["reasons"].append(f"{spec['tool']} gave no {', '.join(missing)} for workload {workload}")
+            result["reasons"].append(f"{tool} gave no {', '.join(missing)} for workload {workload}")
     shown = [f"{k} {v:.4g}" for k, v in list(result["metrics"].items())[:2] if isinstance(v, (int, float))]
     result["summary"] = ", ".join(shown) or None
     return result
@@ -283,7 +422,7 @@ def _index_items(workloads, settings):
     """The overall index's items that this run measures, with their ``where`` conditions."""
     items = []
     for label, workload, metric, condition, tool in INDEX_ITEMS:
-        if workload not in workloads:
+        if workload not in workloads or any(i["label"] == label for i in items):
             continue
         where = {"workload": workload}
         if condition:
@@ -314,17 +453,19 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
     sections, hib = [], {}
     for name in workloads:
         spec = WORKLOADS[name]
-        metrics = list(spec["metrics"]) if name != "disk" else ["iops", "bandwidth_mib_s", "clat_p99_us"]
-        where = "in the guest" if spec["runs_in"] == "guest" else "client on the host"
-        metrics += {"ftp": ["total_s", "first_byte_ms"], "compress": ["compress_mb_s"]}.get(name, [])
+        tool = workload_tool(name, settings, fname)
+        metrics = list(spec["tools"][tool]) if name != "disk" else ["iops", "bandwidth_mib_s", "clat_p99_us"]
+        metrics += {"ftp": ["total_s", "first_byte_ms"], "compress": ["compress_mb_s"],
+                    "net_bw": ["client_cpu_pct", "server_cpu_pct"] if tool == "nuttcp" else []}.get(name, [])
         metrics += list(HOST_CPU)
-        section = {"title": f"{name} ({spec['tool']}, {where})", "where": {"workload": name}, "metrics": metrics}
+        section = {"title": section_title(name, tool), "where": {"workload": name}, "metrics": metrics}
         if spec["x"]:
             section["x"] = spec["x"]
         sections.append(section)
         for metric in metrics:
             hib[metric] = not metric.endswith(("_ms", "_us", "total_s", "transfer_s", "time_taken_s", "errors",
-                                               "failed_requests", "retransmits", "_cpu_pct")) and metric not in HOST_CPU
+                                               "failed_requests", "retransmits", "_cpu_pct", "_bytes")) \
+                and metric not in HOST_CPU
     items = _index_items(workloads, settings)
     notes = []
     if emulated:
@@ -338,10 +479,7 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
             f"{i['label']} = {i['tool']} ({', '.join(f'{k} {v}' for k, v in i['where'].items())})" for i in items)
             + ". The reference columns are study A's Table 3.1 ratios (their hardware).")
     notes.append("Tools the studies used that Debian does not package: pxz (xz -T here), RAMspeed (sysbench "
-                 "memory and hpcc's STREAM), Linpack (hpcc's HPL). IOzone, netperf (non-free) and nuttcp are "
-                 "packaged and parsed (iozone_parse, netperf_parse, nuttcp_parse), but this experiment still "
-                 "measures with fio, sockperf ping-pong (its reply has the request's size, not study B's 200 "
-                 "bytes) and iperf3.")
+                 "memory and hpcc's STREAM), Linpack (hpcc's HPL). " + _tool_note(workloads, settings))
     if lab:
         notes.append("Lab run: every guest shares one small machine with the load generators, so the numbers "
                      "check that the harness works; they are not performance results.")
@@ -376,7 +514,58 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
     return spec
 
 
+def section_title(name, tool, versions=None):
+    """A workload section's title: the workload, the tool (with its version(s) once measured), where it runs."""
+    where = "in the guest" if WORKLOADS[name]["runs_in"] == "guest" else "client on the host"
+    versions = [v for v in (versions or []) if v]
+    return f"{name} ({tool}{' ' + ', '.join(versions) if versions else ''}, {where})"
+
+
+def _tool_note(workloads, settings):
+    """Which of the studies' own packaged tools this run measures with, and the substitutes it uses instead."""
+    chosen = {name: workload_tool(name, settings, "cc_report") for name in workloads}
+    own = {"net_bw": ("nuttcp", "study B's bandwidth tool"), "net_lat": ("netperf", "study B's latency tool")}
+    parts = []
+    for name, (tool, what) in own.items():
+        if name in chosen:
+            parts.append(f"{name}: {chosen[name]}" + ("" if chosen[name] == tool else
+                                                      f" (a substitute: {tool}, {what}, is the other choice, "
+                                                      f"container_compare_{name}_tool)"))
+    if "net_lat" in chosen and chosen["net_lat"] == "sockperf":
+        parts.append("sockperf's reply has the request's size, not study B's 200-byte response")
+    parts.append("study A's disk rows: " + ("IOzone (workload disk_rw)" if "disk_rw" in workloads else
+                                            "fio's sequential read and write (IOzone, iozone3 in non-free, is workload "
+                                            "disk_rw, not measured in this run)"))
+    return "Tools of this run: " + "; ".join(parts) + "."
+
+
+def cc_tool_sections(sections, documents):
+    """The report's sections titled with the tool and version(s) that measured their rows.
+
+    ``sections``: the report spec's sections (``cc_report``); ``documents``: the run's
+    point documents, whose ``extra.tool`` names each point's tool and version.
+    """
+    if not isinstance(sections, (list, tuple)):
+        _fail("cc_tool_sections", f"sections must be the report spec's sections, got {sections!r}")
+    seen = {}
+    for doc in documents or []:
+        extra = (doc or {}).get("extra") or {}
+        tool = extra.get("tool") or {}
+        if extra.get("workload") in WORKLOADS and tool.get("name"):
+            versions = seen.setdefault((extra["workload"], tool["name"]), [])
+            if tool.get("version") and tool["version"] not in versions:
+                versions.append(tool["version"])
+    out = []
+    for section in sections:
+        name = ((section or {}).get("where") or {}).get("workload")
+        used = [(tool, versions) for (workload, tool), versions in seen.items() if workload == name]
+        if name in WORKLOADS and len(used) == 1:
+            section = dict(section, title=section_title(name, used[0][0], sorted(used[0][1])))
+        out.append(section)
+    return out
+
+
 class FilterModule:
     def filters(self):
         return {"cc_variants": cc_variants, "cc_workloads": cc_workloads, "cc_point": cc_point,
-                "cc_report": cc_report}
+                "cc_report": cc_report, "cc_tool_sections": cc_tool_sections, "cc_disk_patterns": cc_disk_patterns}

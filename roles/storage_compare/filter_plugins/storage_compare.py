@@ -309,9 +309,32 @@ def sc_point(data, point, environment, extra=None):
     return result
 
 
-def sc_report(variants, workloads, settings, baseline="zfs", lab=False):
+ACCESS = ("local", "network")
+
+
+def _access_notes(access, lab, link_mbit=None):
+    """What the access mode means for every figure of the report."""
+    if access == "local":
+        return ["Access: local - every workload ran on the storage node itself against its own block device (the zvol, "
+                "the RBD image mapped by the kernel client); node_cpu_pct includes the load's own processes."]
+    notes = ["Access: network (the study's setup) - the workloads ran inside a client VM on the compute node whose data "
+             "disk was the storage node's volume: the ZFS zvol through the node's iSCSI target (LIO) and qemu's "
+             "libiscsi, the Ceph RBD image through librbd in qemu (as Proxmox attaches them). node_cpu_pct is the "
+             "storage node's CPU sampled while the client drove the load. Rebuild and integrity ran on the storage "
+             "node's system; the rebuild fill was written and verified through the client VM's filesystem."]
+    if lab:
+        notes.append("Lab: the compute node is this host, the client VM runs under TCG emulation (emulated, like the "
+                     "storage VM), and the storage network is a bridge of this host" +
+                     (f" limited to {link_mbit} Mbit/s each way (tbf)" if link_mbit else " without a rate limit") +
+                     ": the figures check the harness over the network path, they are not performance results.")
+    return notes
+
+
+def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="local", link_mbit=None):
     """The report specification: a section per workload, the relative change against the baseline, notes."""
     fname = "sc_report"
+    if access not in ACCESS:
+        _fail(fname, f"access must be one of {', '.join(ACCESS)}, got {access!r}")
     if not isinstance(variants, (list, tuple)) or not variants or any(v not in VARIANTS for v in variants):
         _fail(fname, f"variants must be sc_variants's list, got {variants!r}")
     if not isinstance(workloads, (list, tuple)) or not workloads or any(w not in WORKLOADS for w in workloads):
@@ -342,7 +365,7 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False):
         "(BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept running - each point's "
         "extra.cache says what was done and whether it worked.",
         f"Relative changes are against {baseline}.",
-    ]
+    ] + _access_notes(access, lab, link_mbit)
     if lab:
         notes.append("Lab run: one qemu VM under TCG emulation with its two data disks as files on one host disk; the "
                      "numbers check that the harness works and are not performance results. The study's figures are "
@@ -394,7 +417,34 @@ def _ratio(a, b):
     return None if a is None or b in (None, 0) else a / b
 
 
-def sc_report_tables(documents, variants, lab=False, curve_rows=12):
+def _cpu_table(valid, access):
+    """The storage node's CPU during read and during write loads, per system (the study's CPU figure)."""
+    sides = [("fio", "read", ("read", "randread")), ("fio", "write", ("write", "randwrite")),
+             ("copy", "read", ("read",)), ("copy", "write", ("write",)), ("oltp", "read+write", None)]
+    rows = []
+    for workload, side, keys in sides:
+        cells = []
+        for variant in ("ceph", "zfs"):
+            values = [(d.get("metrics") or {}).get("node_cpu_pct") for d in valid
+                      if d.get("variant") == variant and (d.get("parameters") or {}).get("workload") == workload
+                      and (keys is None or (d.get("parameters") or {}).get(
+                          "pattern" if workload == "fio" else "direction") in keys)]
+            values = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            cells += [_fmt(_mean(values), 3), str(len(values))]
+        if cells[1] != "0" or cells[3] != "0":
+            rows.append([workload, side] + cells)
+    if not rows:
+        return None
+    where = ("while the client VM on the compute node drove the load over the network" if access == "network"
+             else "while the load ran on the node itself (its own processes included)")
+    return {"title": "Storage-node CPU during read and during write",
+            "header": ["load", "side", "Ceph CPU %", "Ceph points", "ZFS CPU %", "ZFS points"], "rows": rows,
+            "notes": [f"Mean CPU busy % of the storage node over each load window, sampled {where}; read = the fio "
+                      "read/randread points or the copy read, write = write/randwrite or the copy write. The study: "
+                      "copy read Ceph 16.4 %, ZFS 9.3 %; copy write Ceph 14 %, ZFS 17.6 % (their hardware)."]}
+
+
+def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="local"):
     """Tables the report hook derives from the run's point documents.
 
     Returns ``[table]`` (``{title, header, rows, notes}``, cells formatted):
@@ -431,6 +481,9 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12):
                        "header": ["test", "study Ceph", "study ZFS", "study ZFS/Ceph", "measured Ceph",
                                   "measured ZFS", "measured ZFS/Ceph"],
                        "rows": rows, "notes": notes})
+    cpu = _cpu_table(valid, access)
+    if cpu:
+        tables.append(cpu)
 
     rebuilds = sorted([d for d in docs if (d.get("parameters") or {}).get("workload") == "rebuild"],
                       key=lambda d: (d["parameters"].get("used_mb", 0), order.get(d.get("variant"), len(order)),
