@@ -148,6 +148,16 @@ def sleepers():
     def start(seconds="300"):
         child = subprocess.Popen(["sleep", seconds], start_new_session=True)
         started.append(child)
+        # Popen returns after the fork; until the child has exec'd, its /proc cmdline is the
+        # parent's or empty (seen on a loaded machine): wait until it is sleep's, bounded.
+        for _ in range(500):
+            try:
+                with open("/proc/%d/cmdline" % child.pid, "rb") as handle:
+                    if handle.read().split(b"\0")[0] == b"sleep":
+                        break
+            except OSError:
+                pass
+            time.sleep(0.01)
         return child
 
     yield start
