@@ -82,18 +82,20 @@ WORKLOADS = {
         "runs_in": "guest", "x": None},
     # client_cpu_pct / server_cpu_pct: the tool's own figures for its two processes (nuttcp's %TX/%RX,
     # matched to client and server by the direction in cc_point; iperf3's host/remote CPU).
-    "net_bw": {"tools": {
-        "nuttcp": {"throughput_gbps": ["rate_bps", 1e-9], "retransmits": ["retransmits", 1],
-                   "rtt_ms": ["rtt_ms", 1]},
-        "iperf3": {"throughput_gbps": ["received_bps", 1e-9], "retransmits": ["retransmits", 1],
-                   "client_cpu_pct": ["host_cpu_total_pct", 1], "server_cpu_pct": ["remote_cpu_total_pct", 1]}},
+    "net_bw": {
+        "tools": {
+            "nuttcp": {"throughput_gbps": ["rate_bps", 1e-9], "retransmits": ["retransmits", 1],
+                       "rtt_ms": ["rtt_ms", 1]},
+            "iperf3": {"throughput_gbps": ["received_bps", 1e-9], "retransmits": ["retransmits", 1],
+                       "client_cpu_pct": ["host_cpu_total_pct", 1], "server_cpu_pct": ["remote_cpu_total_pct", 1]}},
         "runs_in": "client", "x": "direction"},
-    "net_lat": {"tools": {
-        "netperf": {"rtt_avg_us": ["rtt_mean_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
-                    "transactions_per_s": ["transactions_per_s", 1], "request_bytes": ["request_bytes", 1],
-                    "response_bytes": ["response_bytes", 1]},
-        "sockperf": {"rtt_avg_us": ["rtt_avg_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
-                     "transactions_per_s": ["round_trips_per_s", 1]}},
+    "net_lat": {
+        "tools": {
+            "netperf": {"rtt_avg_us": ["rtt_mean_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
+                        "transactions_per_s": ["transactions_per_s", 1], "request_bytes": ["request_bytes", 1],
+                        "response_bytes": ["response_bytes", 1]},
+            "sockperf": {"rtt_avg_us": ["rtt_avg_us", 1], "rtt_p50_us": ["rtt_p50_us", 1], "rtt_p99_us": ["rtt_p99_us", 1],
+                         "transactions_per_s": ["round_trips_per_s", 1]}},
         "runs_in": "client", "x": "protocol"},
 }
 
@@ -316,7 +318,7 @@ def _disk_metrics(parsed, rw):
     return {"iops": iops, "bandwidth_mib_s": None if bw is None else bw / 1048576.0,
             "clat_p99_us": None if any(v is None for v in p99) else max(p99),
             "lat_mean_us": (sum(m * w for m, w in means if m is not None and w) / weight
-                            if weight and all(m is not None for m, _ in means) else None)}
+                            if weight and all(pair[0] is not None for pair in means) else None)}
 
 
 def _host_cpu(host_stat):
