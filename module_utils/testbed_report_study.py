@@ -107,8 +107,33 @@ def pivot_blocks(run, docs, pivot, units, include_invalid):
             line.append(cell)
         rows.append(line)
     blocks.append(("table", [pivot["rows"]] + variants, rows) if rows else ("p", "No point has this metric."))
+    blocks.extend(_unmeasured_reference(reference, {str(value) for _, value in row_values}, pivot["rows"]))
     blocks.extend(("p", note) for note in pivot["notes"])
     return blocks
+
+
+def _unmeasured_reference(reference, measured_rows, rows_name):
+    """The reference's rows that no point measured (e.g. the study's rates on a lab scaled down) as a
+    table of their own, in the study's shape: a row per value, a column per variant it gives."""
+    values = {str(k): v for k, v in (reference.get("values") or {}).items() if str(k) not in measured_rows}
+    if not values:
+        return []
+    columns = []
+    for cells in values.values():
+        columns.extend(v for v in cells if v not in columns)
+    keys = sorted(values, key=lambda k: (_number(k) is None, _number(k) or 0, k))
+    rows = [[key] + [fmt_num(values[key][v], values[key][v]) if v in values[key] else "\u2014" for v in columns]
+            for key in keys]
+    label = reference.get("label") or "the reference"
+    return [("p", f"{label[:1].upper()}{label[1:]} at the values of `{rows_name}` not measured here, as given:"),
+            ("table", [rows_name] + columns, rows)]
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def rank(docs, metric, higher_is_better):

@@ -24,6 +24,7 @@ from lvs_compare import (
     lvs_role_of,
     lvs_seconds_until,
     lvs_step,
+    lvs_study_reference,
     lvs_tick_command,
     lvs_wait_next_started,
 )
@@ -377,3 +378,15 @@ def test_tick_command_waits_for_a_tick_on_the_directors_clock_without_zeroing():
         "/usr/local/sbin/lvs-director-stats --after 999.800")
     with pytest.raises(AnsibleFilterError, match="epoch seconds"):
         lvs_tick_command("now", {}, "/s")
+
+
+def test_study_reference_groups_the_cells_of_one_metric_by_rate():
+    cells = [{"metric": "net_io_kb_s", "rate": 2000, "scheduler": "rr", "value": 310},
+             {"metric": "net_io_kb_s", "rate": 2000, "scheduler": "wrr", "value": 402.5},
+             {"metric": "response_time_ms", "rate": 2000, "scheduler": "rr", "value": 9.1},
+             {"metric": "net_io_kb_s", "rate": 14000, "scheduler": "wrr", "value": 155}]
+    assert lvs_study_reference(cells, "net_io_kb_s", "the study") == {
+        "label": "the study", "values": {"2000": {"rr": 310.0, "wrr": 402.5}, "14000": {"wrr": 155.0}}}
+    assert lvs_study_reference(cells, "error_pct", "the study") is None
+    assert lvs_study_reference([], "net_io_kb_s", "the study") is None
+

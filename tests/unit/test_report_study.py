@@ -46,6 +46,20 @@ def test_pivot_has_the_rate_as_rows_and_the_schedulers_as_columns(tmp_path):
     assert "in brackets: the study" in table
 
 
+def test_reference_rows_not_measured_are_a_table_of_their_own(tmp_path):
+    # the study's rates (2000, 14000) against a lab's (50, 100): its cells stay in its shape
+    study = {"2000": {"rr": 310.2, "wrr": 402.0}, "14000": {"wrr": 155.5, "sh": 120.0}, "100": {"lc": 7.0}}
+    spec = dict(SPEC, pivots=[{"title": "Table 4.1: throughput", "metric": "net_io_kb_s", "rows": "rate",
+                               "reference": {"label": "the study (its hardware)", "values": study}}])
+    text = _run(tmp_path, spec)
+    table = text[text.index("## Table 4.1: throughput"):]
+    assert "| 100 | 80.00 \u00b1 2.48 (3) | 95.00 \u00b1 2.48 (3) | 70.00 \u00b1 2.48 (3) [7.000] |" in table
+    assert "The study (its hardware) at the values of `rate` not measured here, as given:" in table
+    assert "| rate | rr | wrr | sh |" in table
+    published = table[table.index("| rate | rr | wrr | sh |"):]
+    assert published.index("| 2000 | 310.2 | 402.0 | \u2014 |") < published.index("| 14000 | \u2014 | 155.5 | 120.0 |")
+
+
 def test_ranking_orders_best_first_and_tests_each_step(tmp_path):
     spec = dict(SPEC, ranking={"metrics": ["net_io_kb_s", "response_time_ms"], "by": "rate"})
     text = _run(tmp_path, spec)

@@ -25,6 +25,8 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   ``lvs_launched_ahead``, ``lvs_wait_next_started``: what the segment and
   health hooks read from that state;
 * ``lvs_clock_note``: the report's sentence on clock offsets and drift;
+* ``lvs_study_reference``: the study's cells of one metric as the report
+  pivot's reference (``lvs_compare_study_cells``);
 * ``lvs_in_flight``: the points whose load ran but that are not stored yet,
   as the sweep stores them when a lab fault finds them in flight;
 * ``lvs_hand_commands``: the httperf command lines the load runner
@@ -328,6 +330,17 @@ def lvs_clock_note(first, last, every_segments):
         text += f" Largest change by its last measurement {worst[0]:.3f} s ({worst[1]})."
     return text + (f" The offsets were measured again every {every_segments} schedulers; load windows, CPU "
                    "samples and the director's counter resets were put on the controller's time line with them.")
+
+
+def lvs_study_reference(cells, metric, label):
+    """The report pivot's ``reference`` for one metric from ``lvs_compare_study_cells``
+    ({metric, rate, scheduler, value} each): {label, values: {rate: {scheduler: value}}}, or None
+    when no cell is of that metric (the table is then printed without the study's cells)."""
+    values = {}
+    for cell in cells or []:
+        if cell.get("metric") == metric:
+            values.setdefault(str(int(cell["rate"])), {})[cell["scheduler"]] = float(cell["value"])
+    return {"label": label, "values": values} if values else None
 
 
 def lvs_probe_command(role, vip, port, real_servers, timeout=3, through_vip=True):
@@ -643,6 +656,7 @@ class FilterModule:
             "lvs_wait_next_started": lvs_wait_next_started,
             "lvs_seconds_until": lvs_seconds_until,
             "lvs_clock_note": lvs_clock_note,
+            "lvs_study_reference": lvs_study_reference,
             "lvs_probe_command": lvs_probe_command,
             "lvs_health": lvs_health,
             "lvs_in_flight": lvs_in_flight,
