@@ -107,7 +107,7 @@ def pivot_blocks(run, docs, pivot, units, include_invalid):
             line.append(cell)
         rows.append(line)
     blocks.append(("table", [pivot["rows"]] + variants, rows) if rows else ("p", "No point has this metric."))
-    blocks.extend(_unmeasured_reference(reference, {str(value) for _, value in row_values}, pivot["rows"]))
+    blocks.extend(_unmeasured_reference(reference, {str(value) for _key, value in row_values}, pivot["rows"]))
     blocks.extend(("p", note) for note in pivot["notes"])
     return blocks
 
