@@ -37,6 +37,12 @@ options:
       - ab's stderr, used only to name ab's error message (for example
         C(apr_socket_recv Connection refused (111))) when stdout holds no report.
     type: str
+  static_document:
+    description:
+      - The URL serves one fixed file. Then a response whose body length differs from the first response's (ab's
+        C(Length) failure) makes the measurement invalid; otherwise (a dynamic page) it is only a warning.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -82,7 +88,7 @@ reasons:
   type: list
   elements: str
 warnings:
-  description: Odd but not disqualifying findings (Length-only failures, ab's reliability remarks).
+  description: Odd but not disqualifying findings (Length-only failures of a dynamic page, ab's reliability remarks).
   returned: success
   type: list
   elements: str
@@ -213,7 +219,7 @@ ansible_facts:
 from ansible.module_utils.testbed_parse import run_parse_module  # noqa: E402
 from ansible.module_utils.testbed_parse_ab import parse  # noqa: E402
 
-OPTIONS = dict(stderr=dict(type="str"))
+OPTIONS = dict(stderr=dict(type="str"), static_document=dict(type="bool", default=False))
 
 
 def main():

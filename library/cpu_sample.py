@@ -61,6 +61,29 @@ options:
   dest:
     description: Also write the result as JSON to this file (atomically).
     type: path
+  active_files:
+    description:
+      - Counter files that grow while the load runs (their integers are summed), for example the storage
+        interface's C(/sys/class/net/eth1/statistics/rx_bytes) and C(tx_bytes). The window then opens when
+        they first grow at I(active_min_rate) per second or more and closes at the last poll (every 0.2 s)
+        where they did, once they stayed below it for I(idle_s) - the load's window as this host sees it,
+        without another machine's clock. The wait for the load counts in I(duration).
+      - A load that never shows makes the result invalid (no metrics) with a reason naming the files.
+    type: list
+    elements: path
+  active_min_rate:
+    description: The growth per second of the I(active_files) sum that counts as the load running.
+    type: float
+    default: 32768.0
+  idle_s:
+    description: Seconds below I(active_min_rate) after which the load counts as ended (with I(active_files)).
+    type: float
+    default: 2.0
+  ready_file:
+    description:
+      - Touched once the sampler is watching (after I(warmup)), so that the caller starts the load only then
+        (M(ansible.builtin.wait_for) C(path)).
+    type: path
 notes:
   - In check mode nothing is sampled; the task returns C(skipped=true) with empty metrics.
 seealso:
@@ -148,7 +171,9 @@ warnings:
   elements: str
   sample: []
 details:
-  description: Per-CPU percentages over the window, the per-interval series, cgroup details, how the window ended.
+  description:
+    - Per-CPU percentages over the window, the per-interval series, cgroup details, how the window ended
+      (C(stopped_by) C(duration), C(stop_file), or C(idle) - the I(active_files) stopped growing).
   returned: success
   type: dict
   sample:
@@ -182,6 +207,10 @@ def main():
             cgroups=dict(type="dict"),
             cgroup_root=dict(type="path", default="/sys/fs/cgroup"),
             dest=dict(type="path"),
+            active_files=dict(type="list", elements="path"),
+            active_min_rate=dict(type="float", default=32768.0),
+            idle_s=dict(type="float", default=2.0),
+            ready_file=dict(type="path"),
         ),
         supports_check_mode=True,
     )
@@ -204,7 +233,9 @@ def main():
                          metrics={}, valid=True, reasons=[], details={})
     try:
         result = sample(params["duration"], interval=params["interval"], stop_file=params["stop_file"],
-                        cgroups=cgroups, warmup=params["warmup"], cgroup_root=params["cgroup_root"])
+                        cgroups=cgroups, warmup=params["warmup"], cgroup_root=params["cgroup_root"],
+                        active_files=params["active_files"], active_min_rate=params["active_min_rate"],
+                        idle_s=params["idle_s"], ready_file=params["ready_file"])
     except SamplingError as exc:
         module.fail_json(msg=f"cpu_sample: {exc}")
     except OSError as exc:

@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parser for the stdout report of ApacheBench (``ab`` 2.3, ``LC_ALL=C``).
 
-``parse(text, source="<content>", stderr=None)`` returns the common parse
-result (see ``testbed_parse``).  Layout: apache/httpd ``support/ab.c``
+``parse(text, source="<content>", stderr=None, static_document=False)``
+returns the common parse result (see ``testbed_parse``).  Layout: apache/httpd ``support/ab.c``
 ``output_results()`` of httpd 2.2.x and 2.4.x (both "Version 2.3"; 2.2 says
 ``Total POSTed``/``Total PUT`` where 2.4 says ``Total body sent``).  Other ab
 versions (httpd 2.0's 2.0.40-dev) are a ParseError; see docs/parsers.md.  ab prints some lines only under conditions:
@@ -19,6 +19,11 @@ versions (httpd 2.0's 2.0.40-dev) are a ParseError; see docs/parsers.md.  ab pri
   ``Connection Times`` only when requests completed, the percentile table only
   with more than one request and never with ``-d``: ``None`` when absent.
 * ``Document Length: Variable`` (``-l``) gives ``document_length_bytes`` None.
+
+ab counts a response whose body length differs from the first one's as a
+``Length`` failure.  For a dynamic page that is benign (a warning); with
+``static_document=True`` (the caller serves one fixed file) it means the
+server sent truncated or different documents, and the point is invalid.
 
 When ab hits an APR error it prints ``func: message (code)`` on stderr and its
 stdout stops at ``Benchmarking ... (be patient)``; that is a ParseError naming
@@ -150,10 +155,12 @@ def _percentiles(text, result, source):
     return True
 
 
-def parse(text, source="<content>", stderr=None):
+def parse(text, source="<content>", stderr=None, static_document=False):
     """Parse one ab report; see the module docstring."""
     if stderr is not None and not isinstance(stderr, str):
         raise ParseError(TOOL, source, "option stderr must be text, not %s" % type(stderr).__name__)
+    if not isinstance(static_document, bool):
+        raise ParseError(TOOL, source, "option static_document must be true or false, not %r" % (static_document,))
     if text is not None and isinstance(text, str) and not text.strip() and stderr:
         text = ""  # empty stdout: let the stderr message explain
     else:
@@ -223,11 +230,11 @@ def parse(text, source="<content>", stderr=None):
         match = re.search(pattern, text, re.MULTILINE)
         result["details"][name] = match.group(1) if match else None
 
-    _verdict(result, text)
+    _verdict(result, text, static_document)
     return result
 
 
-def _verdict(result, text):
+def _verdict(result, text, static_document):
     m = result["metrics"]
     done = m["complete_requests"]
     if done == 0:
@@ -240,7 +247,11 @@ def _verdict(result, text):
     if hard:
         invalidate(result, "%d of %d requests failed (%s)" % (
             sum(n for _l, n in hard), done, ", ".join("%s %d" % pair for pair in hard)))
-    if m["failed_length"]:
+    if m["failed_length"] and static_document:
+        invalidate(result, "%d of %d responses had a body length other than the first response's (%s bytes) although "
+                           "the page is static: the server sent truncated or different documents"
+                   % (m["failed_length"], done, m["document_length_bytes"]))
+    elif m["failed_length"]:
         warn(result, "%d requests 'failed' on Length only: their body length differed from the first response's "
                      "(%s bytes). That is benign for dynamic pages (run ab -l to accept variable lengths) but "
                      "means the server did not send identical documents"

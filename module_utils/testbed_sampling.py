@@ -359,13 +359,56 @@ def _stop_file_fresh(stop_file, started_wall, getmtime=os.path.getmtime):
         return False
 
 
-def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgroup_root="/sys/fs/cgroup",
-           proc_stat="/proc/stat", read_text=_read_text, clock=time.monotonic, sleep=time.sleep,
-           wall=time.time, getmtime=os.path.getmtime, hz=None):
-    """Sample /proc/stat every ``interval`` s for ``duration`` s (after ``warmup`` s),
-    or until ``stop_file`` is touched, whichever comes first.  Always bounded:
-    it returns within warmup + duration + one read.
-    """
+def _touch(path):
+    """Create or touch ``path`` (the sampler's ready file)."""
+    with open(path, "a", encoding="ascii"):
+        os.utime(path)
+
+
+class _Activity(object):
+    """Whether the load runs, seen from counters that grow while it does - the bytes
+    through the storage node's interface (``/sys/class/net/IF/statistics/rx_bytes``):
+    the node cuts the load's window itself, without the clock of another machine."""
+
+    def __init__(self, files, min_rate, idle_s, read_text, clock):
+        if isinstance(files, (str, bytes)) or not isinstance(files, (list, tuple)) or not files:
+            raise SamplingError(f"active_files must be a non-empty list of counter files, got {files!r}")
+        for name, value in (("active_min_rate", min_rate), ("idle_s", idle_s)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+                raise SamplingError(f"{name} must be a number > 0, got {value!r}")
+        self.files, self.min_rate, self.idle_s = list(files), float(min_rate), float(idle_s)
+        self.read_text, self.clock = read_text, clock
+        self.last = (clock(), self._value())
+        self.last_active = None
+
+    def _value(self):
+        total = 0
+        for path in self.files:
+            try:
+                text = self.read_text(path).strip()
+            except OSError as exc:
+                raise SamplingError(f"cannot read the counter {path} ({exc})") from exc
+            if not re.match(r"^\d+$", text):
+                raise SamplingError(f"{path} holds {text[:40]!r}, not a counter (one integer)")
+            total += int(text)
+        return total
+
+    def poll(self):
+        """True while the counters grow at ``min_rate`` per second or more (since the last poll)."""
+        now, value = self.clock(), self._value()
+        then, before = self.last
+        self.last = (now, value)
+        active = now > then and (value - before) / (now - then) >= self.min_rate
+        if active:
+            self.last_active = now
+        return active
+
+    def idle(self):
+        """The load has run and then stayed below the rate for ``idle_s``."""
+        return self.last_active is not None and self.last[0] - self.last_active >= self.idle_s
+
+
+def _check_window(duration, interval, warmup):
     for name, value in (("duration", duration), ("interval", interval), ("warmup", warmup)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or math.isinf(value):
             raise SamplingError(f"{name} must be a number of seconds, got {value!r}")
@@ -375,6 +418,35 @@ def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgr
         raise SamplingError(f"interval must be > 0 s, got {interval!r}")
     if warmup < 0 or warmup > MAX_DURATION_S:
         raise SamplingError(f"warmup must be between 0 and {MAX_DURATION_S:.0f} s, got {warmup!r}")
+
+
+def _wait_for_load(activity, stop, deadline, clock, sleep):
+    """Poll until the load shows (True), or the stop file or the deadline comes first (False)."""
+    while clock() < deadline:
+        if activity.poll():
+            return True
+        if stop():
+            return False
+        sleep(min(0.2, max(deadline - clock(), 0.0)))
+    return False
+
+
+def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgroup_root="/sys/fs/cgroup",
+           proc_stat="/proc/stat", read_text=_read_text, clock=time.monotonic, sleep=time.sleep,
+           wall=time.time, getmtime=os.path.getmtime, hz=None, active_files=None, active_min_rate=32768.0,
+           idle_s=2.0, ready_file=None, touch=_touch):
+    """Sample /proc/stat every ``interval`` s for ``duration`` s (after ``warmup`` s),
+    or until ``stop_file`` is touched, whichever comes first.  Always bounded:
+    it returns within warmup + duration + one read.
+
+    With ``active_files`` (counters that grow while the load runs, summed) the
+    window opens when they first grow at ``active_min_rate`` per second and
+    closes at the last poll they did, once they have stayed below it for
+    ``idle_s``: the window is the load's, as this host saw it (the wait counts
+    in ``duration``).  ``ready_file`` is touched once the sampler is watching,
+    so the caller starts the load only then.
+    """
+    _check_window(duration, interval, warmup)
     if hz is None:
         try:
             hz = os.sysconf("SC_CLK_TCK")
@@ -389,6 +461,7 @@ def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgr
     for name, spec in sorted((cgroups or {}).items()):
         path, kind = resolve_cgroup(spec, root=cgroup_root)
         groups[name] = {"spec": spec, "file": path, "kind": kind, "problems": []}
+    activity = _Activity(active_files, active_min_rate, idle_s, read_text, clock) if active_files else None
 
     def read_groups(key):
         for info in groups.values():
@@ -398,49 +471,73 @@ def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgr
                 info[key] = None
                 info["problems"].append(f"cannot read {info['file']} ({exc})")
 
+    def stopped():
+        return bool(stop_file) and _stop_file_fresh(stop_file, started_wall, getmtime)
+
     if warmup:
         sleep(warmup)
+    deadline = clock() + duration
+    if ready_file:
+        touch(ready_file)
+    if activity and not _wait_for_load(activity, stopped, deadline, clock, sleep):
+        return _no_load(activity, stopped(), duration, warmup, hz, warnings)
     stopped_by = "duration"
     start = clock()
-    snapshots = [parse_proc_stat(read_text(proc_stat), proc_stat)]
+    snapshots = [(start, parse_proc_stat(read_text(proc_stat), proc_stat))]
+    last_active = snapshots[0]
     read_groups("before_ns")
-    mask = []
     poll = min(interval, 0.2)
     step_start = start
-    deadline = start + duration
-    while True:
+    while stopped_by == "duration":
         target = min(step_start + interval, deadline)
-        stop = False
-        while True:
-            now = clock()
-            if now >= target:
+        while clock() < target:
+            if stopped():
+                stopped_by = "stop_file"
                 break
-            if stop_file and _stop_file_fresh(stop_file, started_wall, getmtime):
-                stop = True
+            if activity and activity.poll():
+                last_active = (clock(), parse_proc_stat(read_text(proc_stat), proc_stat))
+            elif activity and activity.idle():
+                stopped_by = "idle"
                 break
-            sleep(min(poll, target - now) if stop_file else target - now)
-        now = clock()
-        snapshots.append(parse_proc_stat(read_text(proc_stat), proc_stat))
-        # A short last interval (stop file, or duration not a multiple of interval)
-        # counts in the means but not in the per-interval series and maxima.
-        mask.append((now - step_start) >= 0.5 * interval or len(snapshots) == 2)
-        step_start = now
-        if stop:
-            stopped_by = "stop_file"
+            sleep(min(poll, target - clock()) if (stop_file or activity) else target - clock())
+        if stopped_by == "idle":
             break
-        if now >= deadline - 1e-6:
+        step_start = clock()
+        snapshots.append((step_start, parse_proc_stat(read_text(proc_stat), proc_stat)))
+        if step_start >= deadline - 1e-6:
             break
-    elapsed = clock() - start
+    if stopped_by == "idle" and last_active[0] > start:
+        # the window ends at the last poll that saw the load, not after the idle time
+        snapshots = [snap for snap in snapshots if snap[0] < last_active[0]] + [last_active]
+    elif stopped_by == "idle":
+        snapshots.append((clock(), parse_proc_stat(read_text(proc_stat), proc_stat)))
+        warnings.append(f"the load showed for less than one poll (0.2 s); the window includes {idle_s} s after it")
     read_groups("after_ns")
     for info in groups.values():
         if info.get("before_ns") is not None and info.get("after_ns") is None:
             info["problems"].append("the group vanished during the window (container stopped?)")
-    result = summarize(snapshots, interval_s=interval, elapsed_s=elapsed, series_mask=mask,
-                       cgroups=groups, hz=hz)
+    # A short last interval (stop file, idle, or duration not a multiple of interval)
+    # counts in the means but not in the per-interval series and maxima.
+    times = [snap[0] for snap in snapshots]
+    mask = [(times[n] - times[n - 1]) >= 0.5 * interval or n == 1 for n in range(1, len(times))]
+    result = summarize([snap[1] for snap in snapshots], interval_s=interval, elapsed_s=times[-1] - start,
+                       series_mask=mask, cgroups=groups, hz=hz)
     result["warnings"] = warnings + result["warnings"]
-    result["details"]["stopped_by"] = stopped_by
-    result["details"]["duration_s"] = duration
-    result["details"]["warmup_s"] = warmup
+    result["details"].update(stopped_by=stopped_by, duration_s=duration, warmup_s=warmup)
+    if activity:
+        result["details"]["window"] = "the load's, from " + ", ".join(activity.files)
     if stopped_by == "duration" and stop_file:
         result["warnings"].append(f"stop file {stop_file} did not appear; sampling ran the full {duration} s")
+    return result
+
+
+def _no_load(activity, by_stop_file, duration, warmup, hz, warnings):
+    """The result of a sampler whose load never showed: nothing measured, and why."""
+    result = {"tool": "cpu_sample", "source": "/proc/stat", "metrics": {}, "valid": False,
+              "reasons": [f"the load never showed on {', '.join(activity.files)} (no growth of "
+                          f"{activity.min_rate:.0f}/s) before " + ("the stop file" if by_stop_file else
+                                                                   f"the {duration} s bound")],
+              "warnings": list(warnings),
+              "details": {"stopped_by": "stop_file" if by_stop_file else "duration", "duration_s": duration,
+                          "warmup_s": warmup, "hz": hz}}
     return result

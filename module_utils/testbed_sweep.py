@@ -119,6 +119,9 @@ def sweep_plan(matrix):
     * ``parameters``: fixed parameters of every point;
     * ``workloads``: optional ``[{name, grid, parameters}]``; each point then has
       ``parameters.workload`` and the workload's own grid (combined with ``grid``);
+    * ``outer``: ``{parameter: [values]}`` varied outside everything above - every
+      point of a variant and repetition for the first combination, then for the
+      next (a setting under which all workloads run, such as where they run);
     * ``order``: ``interleaved`` (repetition outermost: rep 1 of everything,
       then rep 2..., so drift hits every variant alike) or ``grouped`` (every
       repetition of a variant before the next variant).
@@ -128,10 +131,10 @@ def sweep_plan(matrix):
     fname = "sweep_plan"
     if not isinstance(matrix, dict):
         _fail(fname, f"the matrix must be a mapping, got {matrix!r}")
-    unknown = sorted(set(matrix) - {"variants", "repetitions", "grid", "parameters", "workloads", "order"})
+    unknown = sorted(set(matrix) - {"variants", "repetitions", "grid", "parameters", "workloads", "order", "outer"})
     if unknown:
         _fail(fname, f"unknown matrix key(s) {', '.join(unknown)}; known: variants, repetitions, grid, "
-                     "parameters, workloads, order")
+                     "parameters, workloads, order, outer")
     variants = _names(fname, matrix.get("variants"), "variants")
     reps = _count(fname, matrix.get("repetitions", 1), "repetitions")
     order = matrix.get("order") or "interleaved"
@@ -162,6 +165,8 @@ def sweep_plan(matrix):
                     cell.update(wcombo)
                     cell["workload"] = wname
                     cells.append(cell)
+    outer = _grid(fname, matrix.get("outer"), "outer")
+    cells = [dict(cell, **combo) for combo in outer for cell in cells]
     if order == "interleaved":
         triples = [(rep, variant, cell) for rep in range(1, reps + 1) for variant in variants for cell in cells]
     else:

@@ -70,7 +70,9 @@ READ_OURS = ("zfs list -H -p -o name,guid,type,volsize tank/vol 2>&1; "
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio", "copy", "oltp"]}',
          "-e", '{"storage_compare_fio_patterns": ["read", "randwrite"]}', "-e", "storage_compare_fidelity=false",
          "-e", "storage_compare_volume_mb=512", "-e", "storage_compare_fio_size_mb=128",
-         "-e", "storage_compare_zfs_existing_pool=tank", "-e", "testbed_run_id=new"]
+         "-e", "storage_compare_zfs_existing_pool=tank", "-e", "testbed_run_id=new",
+         # an operator's pool is measured on the node itself (the network path is not offered on it)
+         "-e", "storage_compare_access=local"]
 FIO_POINT = "TASK [Start fio on the device]"
 # Tasks that build, wipe, export or tell the system anything: none may run on a system the operator brought.
 ZFS_NEVER = ("TASK [storage_compare : Empty the ARC (export and import the pool)]", "TASK [storage_zfs : Create the pool]",
@@ -126,7 +128,7 @@ SHORT_CEPH = ["-e", '{"storage_compare_variants": ["ceph"]}', "-e", "storage_com
               "-e", "storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf",
               "-e", "storage_compare_ceph_existing_keyring=/root/ops.keyring",
               "-e", "storage_compare_ceph_existing_client=client.ops", "-e", "storage_compare_ceph_pool=ops",
-              "-e", "testbed_run_id=new"]
+              "-e", "testbed_run_id=new", "-e", "storage_compare_access=local"]
 
 
 def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):
@@ -134,7 +136,7 @@ def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([os.path.join(fault_run.BIN, "ansible-playbook"), "playbooks/storage-compare.yml",
                            "-i", "inventories/lab", "-e", f"testbed_results_dir={tmp_path / 'results'}",
-                           "-e", "storage_compare_zfs_existing_pool=tank"],
+                           "-e", "storage_compare_zfs_existing_pool=tank", "-e", "storage_compare_access=local"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     flat = " ".join(proc.stdout.split())
     assert proc.returncode == 10, proc.stdout[-4000:] + proc.stderr[-2000:]

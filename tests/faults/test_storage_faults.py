@@ -36,7 +36,7 @@ import pytest
 STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio"]}',
          "-e", '{"storage_compare_fio_patterns": ["read", "randread"]}', "-e", "storage_compare_fidelity=false",
-         "-e", "testbed_run_id=new"]
+         "-e", "testbed_run_id=new", "-e", "storage_compare_access=local"]
 FIO_POINT = "TASK [Start fio on the device]"
 FIO_LOAD = "TASK [testbed_workload : Run with LC_ALL=C: fio]"
 
@@ -86,7 +86,8 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
 
 # --- a rebuild point (issue #24): ZFS only, one rebuild of 64 MB, no fidelity pairs -------------------------------
 REBUILD = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["rebuild"]}',
-           "-e", '{"storage_compare_rebuild_used_mb": [64]}', "-e", "storage_compare_fidelity=false"]
+           "-e", '{"storage_compare_rebuild_used_mb": [64]}', "-e", "storage_compare_fidelity=false",
+           "-e", "storage_compare_access=local"]
 # The put-back (zpool replace): the resilver the point times starts with it.
 PUT_BACK = "TASK [storage_zfs : Replace the member with the wiped disk]"
 

@@ -53,7 +53,8 @@ def test_foreign_pool_and_cluster_are_refused_and_left_intact(tmp_path):
         hold = HoldAtCleanup(READ)
         held = hold.held
         proc = fault_run.start("playbooks/storage-compare.yml", results,
-                               ["-e", "testbed_run_id=new", "-e", "storage_compare_fidelity=false"])
+                               ["-e", "testbed_run_id=new", "-e", "storage_compare_fidelity=false",
+                                "-e", "storage_compare_access=local"])
         done = threading.Event()
         rc, output = fault_run.run_with_fault(
             proc, results, lambda line: CLEANUP_LAST_STEP in line,

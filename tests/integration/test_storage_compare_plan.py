@@ -34,6 +34,18 @@ def test_plan_only_prints_the_plan_and_writes_nothing(tmp_path):
     assert not os.listdir(tmp_path)
 
 
+def test_plan_of_both_access_modes_in_one_run(tmp_path):
+    proc = play(tmp_path, "--tags", "plan", "-e", "storage_compare_access=both")
+    assert_ok(proc)
+    flat = " ".join(proc.stdout.split())
+    # per system its network points, then its local ones: each workload's grid twice
+    assert "Plan: 36 points (2 variants × 18 parameter sets × 1 repetition), 0 done, 36 to run" in flat
+    sets = flat[flat.index("Parameter sets:"):]
+    assert sets.index('"access": "network"') < sets.index('"access": "local"')
+    assert sets.count('"access": "network"') == sets.count('"access": "local"') == 9
+    assert not os.listdir(tmp_path)
+
+
 def test_plan_follows_the_settings(tmp_path):
     proc = play(tmp_path, "--tags", "plan", "-e", '{"storage_compare_variants": ["ceph"], "storage_compare_baseline": "ceph",'
                 ' "storage_compare_workloads": ["fio"], "storage_compare_fio_iodepths": [1, 32]}',
@@ -47,7 +59,8 @@ def test_plan_of_a_pool_and_a_cluster_brought_by_the_operator(tmp_path):
     proc = play(tmp_path, "--tags", "plan", "-e", '{"storage_compare_workloads": ["fio", "copy", "oltp"],'
                 ' "storage_compare_zfs_existing_pool": "tank", "storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf",'
                 ' "storage_compare_ceph_existing_keyring": "/etc/ceph/prod.client.testbed.keyring",'
-                ' "storage_compare_ceph_existing_client": "client.testbed", "storage_compare_ceph_pool": "ops"}')
+                ' "storage_compare_ceph_existing_client": "client.testbed", "storage_compare_ceph_pool": "ops",'
+                ' "storage_compare_access": "local"}')
     assert_ok(proc)
     assert "Plan: 14 points (2 variants × 7 parameter sets × 1 repetition)" in proc.stdout, proc.stdout[-3000:]
     assert not os.listdir(tmp_path)
@@ -62,6 +75,8 @@ def test_plan_of_a_pool_and_a_cluster_brought_by_the_operator(tmp_path):
      "list every disk of storage_compare_devices in storage_wipe_devices (missing: /dev/disk/by-id/virtio-tb-disk1)"),
     (['-e', '{"storage_compare_devices": ["/dev/disk/by-id/virtio-tb-disk0"]}'], "must name the node's two data disks"),
     (['-e', 'storage_compare_volume_mb=256'], "storage_compare_volume_mb (256 MiB) is too small"),
+    (['-e', '{"storage_compare_volume_mb": 128, "storage_compare_workloads": ["fio"]}'],
+     "mkfs.xfs makes no filesystem under 300 MB"),
     (['-e', '{"storage_compare_fio_patterns": ["randrw"]}'], "storage_compare_fio_patterns"),
     (['-e', 'storage_compare_repetitions=0'], "storage_compare_repetitions"),
 ])
@@ -116,8 +131,9 @@ def test_a_second_storage_node_is_refused_not_left_out(tmp_path):
 
 # One bad input per run, on an inventory no run could reach (127.0.0.1 port 1 over ssh): each stops in
 # seconds on the controller with exit status 10 and exactly one sentence, nothing written.
+# (a node measured on itself: an operator's pool or cluster is not offered the network path)
 NODE = ("{ansible_port: %s, storage_compare_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b],"
-        " storage_wipe_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b]}")
+        " storage_wipe_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b], storage_compare_access: local}")
 ONE_NODE = "all:\n  children:\n    storage_nodes:\n      hosts:\n        node1: %s\n" % (NODE % 1)
 TWO_NODES = ONE_NODE + "        node2: %s\n" % (NODE % 1)
 
@@ -179,6 +195,29 @@ def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, hosts, extra, 
     assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), playbook_run.why(proc)
     assert "1 problem with its input" in last and sentence in proc.stdout, playbook_run.why(proc)
     assert not results.exists()
+
+
+def test_network_access_needs_the_compute_node_and_the_client_vm(tmp_path):
+    # the default access is network: a node alone is refused in the plan, before any host, with the fix
+    inventory = playbook_run.unreachable_inventory(
+        tmp_path / "inventory", ONE_NODE.replace("ansible_port: 1", "ansible_port: 2").replace(", storage_compare_access: local", ""))
+    proc = playbook_run.play("playbooks/storage-compare.yml", "--tags", "plan", inventory=inventory,
+                             results=tmp_path / "results", timeout=300)
+    flat = " ".join(proc.stdout.split())
+    assert proc.returncode != 0
+    assert ("storage_compare_access is network, so the workloads run in a client VM on a compute node that reaches the "
+            "storage node over the storage network: the inventory needs a compute node in group storage_compute_nodes "
+            "(has 0)") in flat, playbook_run.why(proc)
+    assert "or set storage_compare_access to local" in flat
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_pool_brought_by_the_operator_is_refused_the_network_path(tmp_path):
+    proc = play(tmp_path, "--tags", "plan", "-e", '{"storage_compare_workloads": ["fio"], "storage_compare_zfs_existing_pool": "tank"}')
+    assert proc.returncode == 10, playbook_run.why(proc)
+    flat = " ".join(proc.stdout.split())
+    assert ("storage_compare_access is network, and storage_compare_zfs_existing_pool or storage_compare_ceph_existing_conf "
+            "names a pool or cluster the testbed did not build") in flat, playbook_run.why(proc)
 
 
 def test_the_unreachable_inventory_passes_the_checks(tmp_path):

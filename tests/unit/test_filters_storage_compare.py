@@ -281,6 +281,46 @@ def test_access_notes_and_storage_node_cpu_table():
     assert "client VM on the compute node drove the load" in cpu["notes"][0]
 
 
+def test_both_access_modes_in_one_run():
+    both = sc.sc_report(["zfs", "ceph"], ["fio", "oltp"], SETTINGS, "zfs", True, ["network", "local"], 1000)
+    assert any(n.startswith("Access: local") for n in both["notes"])
+    assert any(n.startswith("Access: network") for n in both["notes"])
+    assert any("Both access modes in one run" in n and "network then local" in n for n in both["notes"])
+    # the study's OLTP figure once per mode, each over its own points
+    assert [p["where"] for p in both["pivots"]] == [{"workload": "oltp", "access": "network"},
+                                                     {"workload": "oltp", "access": "local"}]
+    assert both["pivots"][1]["title"].endswith(", access local")
+    for bad in (["network", "network"], ["nfs"], [], "both"):
+        with pytest.raises(AnsibleFilterError, match="access must be one of local, network or a list of them"):
+            sc.sc_report(["zfs"], ["fio"], SETTINGS, access=bad)
+    docs = [
+        _doc("zfs", "fio", {"iops": 300.0, "node_cpu_pct": 10.0}, pattern="read", block_size="4k", iodepth=32,
+             access="network"),
+        _doc("zfs", "fio", {"iops": 900.0, "node_cpu_pct": 40.0}, pattern="read", block_size="4k", iodepth=32,
+             access="local"),
+        _doc("ceph", "fio", {"iops": 100.0}, pattern="read", block_size="4k", iodepth=32, access="network"),
+        _doc("zfs", "rebuild", {"rebuild_s": 12.5, "used_bytes": 1e8, "polls": 13}, used_mb=128, access="local",
+             extra={"curve": [[0.5, 0.0], [12.5, 1.0]], "integrity": dict(VERIFY)}),
+        _doc("zfs", "rebuild", {"rebuild_s": 20.0, "used_bytes": 1e8, "polls": 20}, used_mb=128, access="network",
+             extra={"curve": [[0.5, 0.0], [20.0, 1.0]], "integrity": dict(VERIFY)}),
+    ]
+    tables = sc.sc_report_tables(docs, ["zfs", "ceph"], lab=True, access=["network", "local"])
+    by_title = {t["title"]: t for t in tables}
+    net = by_title["The study's figures (their hardware) beside this run's - access network"]
+    local = by_title["The study's figures (their hardware) beside this run's - access local"]
+    assert net["rows"][0][4:] == ["100", "300", "3"] and local["rows"][0][4:] == ["n/a", "900", "n/a"]
+    assert by_title["Storage-node CPU during read and during write - access network"]["rows"][0][4] == "10"
+    assert by_title["Storage-node CPU during read and during write - access local"]["rows"][0][4] == "40"
+    rebuild = by_title["Rebuild time per used size and integrity"]
+    assert [r[0] for r in rebuild["rows"]] == ["zfs (network)", "zfs (local)"]
+    assert "Rebuild progress: zfs (local) with 128 MB used (rep 1)" in by_title
+    # a point of an older run (no parameter access) counts as the run's only mode
+    old = sc.sc_report_tables(docs[:1] + [dict(docs[2], parameters={"workload": "fio", "pattern": "read",
+                                                                    "block_size": "4k", "iodepth": 32})],
+                              ["zfs", "ceph"], access="network")
+    assert old[0]["rows"][0][4:] == ["100", "300", "3"]
+
+
 def test_fidelity():
     """Pairs of the baseline's first fio point; d = +1, -1, 0 %: mean 0, 90 % CI 0 -/+ 2.919986 / sqrt(3) = 1.69."""
     pairs = [[1000.0, 1010.0], [1000.0, 990.0], [1000.0, 1000.0]]

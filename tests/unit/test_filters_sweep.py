@@ -57,7 +57,20 @@ def test_workloads_each_bring_their_own_grid():
         ("docker", {"concurrency": 10, "workload": "web"})]
 
 
+def test_outer_parameters_vary_outside_the_workloads():
+    plan = sweep_plan({"variants": ["zfs", "ceph"], "order": "grouped", "repetitions": 2,
+                       "workloads": [{"name": "fio", "grid": {"pattern": ["read", "write"]}}, {"name": "copy"}],
+                       "outer": {"access": ["network", "local"]}})
+    zfs = [(p["repetition"], p["parameters"]["access"], p["parameters"]["workload"], p["parameters"].get("pattern"))
+           for p in plan if p["variant"] == "zfs"]
+    # every workload under the first access, then under the next, in each repetition
+    assert zfs[:6] == [(1, "network", "fio", "read"), (1, "network", "fio", "write"), (1, "network", "copy", None),
+                       (1, "local", "fio", "read"), (1, "local", "fio", "write"), (1, "local", "copy", None)]
+    assert len(plan) == 2 * 2 * 6 and [p["variant"] for p in plan[:12]] == ["zfs"] * 12
+
+
 @pytest.mark.parametrize("matrix, message", [
+    ({"variants": ["rr"], "outer": {"access": "local"}}, "outer.access must be a non-empty list"),
     ({"variants": []}, "variants must be a non-empty list"),
     ({"variants": "rr,wrr"}, "variants must be a non-empty list"),
     ({"variants": ["rr", "rr"]}, "lists 'rr' twice"),

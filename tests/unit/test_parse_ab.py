@@ -9,9 +9,9 @@ from conftest import fixture_path, read_fixture
 from helpers import run_module
 
 
-def _parse(name, with_stderr=False):
+def _parse(name, with_stderr=False, **opts):
     stderr = read_fixture("ab", name.replace(".txt", ".stderr")) if with_stderr else None
-    return parse(read_fixture("ab", name), source=name, stderr=stderr)
+    return parse(read_fixture("ab", name), source=name, stderr=stderr, **opts)
 
 
 NORMAL_N2000 = {
@@ -78,6 +78,28 @@ def test_length_failures_only_warn():
     assert result["valid"] is True
     assert result["reasons"] == []
     assert "255 requests 'failed' on Length only" in result["warnings"][0]
+
+
+def test_length_failures_of_a_static_document_invalidate():
+    result = _parse("length_failures_keepalive.txt", static_document=True)
+    assert result["valid"] is False
+    assert result["reasons"] == ["255 of 300 responses had a body length other than the first response's (10 bytes) "
+                                 "although the page is static: the server sent truncated or different documents"]
+    assert not any("Length only" in w for w in result["warnings"])
+    # a static document without Length failures stays valid
+    assert _parse("concurrency_c20.txt", static_document=True)["valid"] is True
+
+
+def test_static_document_must_be_a_bool():
+    with pytest.raises(ParseError, match="option static_document must be true or false, not 'yes'"):
+        _parse("concurrency_c20.txt", static_document="yes")
+
+
+def test_module_static_document_option():
+    failed, result = run_module(ab_parse, {"src": fixture_path("ab", "length_failures_keepalive.txt"),
+                                           "static_document": True})
+    assert failed is False
+    assert result["valid"] is False and "although the page is static" in result["reasons"][0]
 
 
 def test_variable_document_length():

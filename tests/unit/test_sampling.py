@@ -365,3 +365,60 @@ def test_cpu_window_refuses_junk():
         cpu_window("soon - cpu 1 0 1 1 0 0 0\n1.5 - cpu 1 0 1 1 0 0 0\n", 0, 1, source="host x")
     with pytest.raises(SamplingError, match="no time between them"):
         cpu_window("1.5 - cpu 1 0 1 1 0 0 0\n1.5 - cpu 2 0 1 1 0 0 0\n", 0, 1)
+
+
+class LoadHost(FakeHost):
+    """A host whose storage interface carries a load from ``load_from`` to ``load_to`` (clock seconds)."""
+
+    def __init__(self, stats, load_from, load_to, rate=1e6):
+        super().__init__(stats)
+        self.load_from, self.load_to, self.rate, self.touched = load_from, load_to, rate, []
+        self.counter = "/sys/class/net/eth1/statistics/rx_bytes"
+
+    def read_text(self, path):
+        if path == self.counter:
+            moved = max(0.0, min(self.now, self.load_to) - self.load_from) * self.rate
+            return "%d\n" % (1000 + int(moved))
+        if path == "/proc/stat":
+            return self.stats[min(len(self.stats) - 1, int(self.now))]
+        return super().read_text(path)
+
+
+def test_sampler_window_is_the_loads_as_the_node_sees_it():
+    host = LoadHost(["series_0", "series_1", "series_2", "series_3"], load_from=0.9, load_to=2.3)
+    result = sample(30.0, interval=1.0, active_files=[host.counter], idle_s=1.0, ready_file="/x/ready",
+                    touch=host.touched.append, read_text=host.read_text, clock=host.clock, sleep=host.sleep,
+                    wall=lambda: 1000.0, hz=100)
+    assert host.touched == ["/x/ready"]
+    assert result["details"]["stopped_by"] == "idle"
+    # opened at the first poll after the load began (1.0 s), closed at the last poll that saw bytes move (2.4 s:
+    # those of 2.2-2.3 s), not after the idle second
+    assert result["metrics"]["window_s"] == pytest.approx(1.4, abs=0.01)
+    assert host.now < 3.5
+    assert "the load's, from /sys/class/net/eth1/statistics/rx_bytes" in result["details"]["window"]
+    assert result["valid"] is True
+
+
+def test_sampler_without_a_load_is_invalid_and_says_where_it_looked():
+    host = LoadHost(["series_0", "series_1"], load_from=99.0, load_to=100.0)
+    result = sample(2.0, interval=1.0, active_files=[host.counter], read_text=host.read_text, clock=host.clock,
+                    sleep=host.sleep, wall=lambda: 1000.0, hz=100)
+    assert result["valid"] is False and result["metrics"] == {}
+    assert result["reasons"] == ["the load never showed on /sys/class/net/eth1/statistics/rx_bytes (no growth of "
+                                 "32768/s) before the 2.0 s bound"]
+    assert host.now == pytest.approx(2.0, abs=0.01)
+
+
+@pytest.mark.parametrize("kwargs,words", [
+    ({"active_files": "/sys/class/net/eth1/statistics/rx_bytes"}, "active_files must be a non-empty list"),
+    ({"active_files": ["/c"], "idle_s": 0}, "idle_s must be a number > 0"),
+    ({"active_files": ["/c"], "active_min_rate": -1}, "active_min_rate must be a number > 0"),
+])
+def test_sampler_rejects_bad_activity_settings(kwargs, words):
+    with pytest.raises(SamplingError, match=words):
+        sample(1.0, read_text=lambda path: "5\n", **kwargs)
+
+
+def test_sampler_refuses_a_counter_that_is_not_one(tmp_path):
+    with pytest.raises(SamplingError, match="holds 'eth1 up', not a counter"):
+        sample(1.0, active_files=["/c"], read_text=lambda path: "eth1 up\n")

@@ -141,7 +141,7 @@ def _cpu(cpu):
     metrics = (cpu or {}).get("metrics") if isinstance(cpu, dict) else None
     value = (metrics or {}).get("cpu_busy_mean_pct")
     if value is None:
-        why = (cpu or {}).get("msg") if isinstance(cpu, dict) else None
+        why = ((cpu or {}).get("msg") or "; ".join((cpu or {}).get("reasons") or [])) if isinstance(cpu, dict) else None
         return None, "no CPU sample of the storage node over the load window" + (f": {why}" if why else "")
     return value, None
 
@@ -312,6 +312,19 @@ def sc_point(data, point, environment, extra=None):
 ACCESS = ("local", "network")
 
 
+def _accesses(fname, access):
+    """The run's access modes: one name (local, network) or their list in run order (storage_compare_access both)."""
+    accesses = [access] if isinstance(access, str) else list(access) if isinstance(access, (list, tuple)) else None
+    if not accesses or any(a not in ACCESS for a in accesses) or len(set(accesses)) != len(accesses):
+        _fail(fname, f"access must be one of {', '.join(ACCESS)} or a list of them, got {access!r}")
+    return accesses
+
+
+def _access_of(doc, accesses):
+    """A point's access: its parameter (a run of this code), else the run's only mode (an older run)."""
+    return (doc.get("parameters") or {}).get("access") or accesses[0]
+
+
 def _access_notes(access, lab, link_mbit=None):
     """What the access mode means for every figure of the report."""
     if access == "local":
@@ -331,10 +344,12 @@ def _access_notes(access, lab, link_mbit=None):
 
 
 def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="local", link_mbit=None):
-    """The report specification: a section per workload, the relative change against the baseline, notes."""
+    """The report specification: a section per workload, the relative change against the baseline, notes.
+
+    ``access`` is the run's access mode or its list (both modes in one run: every point's parameter
+    ``access`` says which; each table of the report then has a row per mode)."""
     fname = "sc_report"
-    if access not in ACCESS:
-        _fail(fname, f"access must be one of {', '.join(ACCESS)}, got {access!r}")
+    accesses = _accesses(fname, access)
     if not isinstance(variants, (list, tuple)) or not variants or any(v not in VARIANTS for v in variants):
         _fail(fname, f"variants must be sc_variants's list, got {variants!r}")
     if not isinstance(workloads, (list, tuple)) or not workloads or any(w not in WORKLOADS for w in workloads):
@@ -364,8 +379,13 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
         "and rebuild verification; the ZFS ARC was emptied by exporting and importing the pool; Ceph's OSD caches "
         "(BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept running - each point's "
         "extra.cache says what was done and whether it worked.",
-        f"Relative changes are against {baseline}.",
-    ] + _access_notes(access, lab, link_mbit)
+        f"Relative changes are against {baseline}" + (", within each access mode." if len(accesses) > 1 else "."),
+    ]
+    if len(accesses) > 1:
+        notes.append("Both access modes in one run: every point's parameter access says where its workload ran "
+                     f"({' then '.join(accesses)} for each system); compare the modes row by row.")
+    for mode in accesses:
+        notes += _access_notes(mode, lab, link_mbit)
     if lab:
         notes.append("Lab run: one qemu VM under TCG emulation with its two data disks as files on one host disk; the "
                      "numbers check that the harness works and are not performance results. The study's figures are "
@@ -382,9 +402,12 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
     }
     if "oltp" in workloads:
         # the study's OLTP figure shows each of its three runs, not only their mean
-        spec["pivots"] = [{"title": "OLTP transactions/s, each run (the study's figure shows its three runs)",
-                           "metric": "transactions_per_s", "rows": "repetition", "where": {"workload": "oltp"},
-                           "notes": ["The study's means: Ceph 54, ZFS 168 transactions/s (their hardware)."]}]
+        spec["pivots"] = [{"title": "OLTP transactions/s, each run (the study's figure shows its three runs)"
+                                    + (f", access {mode}" if len(accesses) > 1 else ""),
+                           "metric": "transactions_per_s", "rows": "repetition",
+                           "where": dict({"workload": "oltp"}, **({"access": mode} if len(accesses) > 1 else {})),
+                           "notes": ["The study's means: Ceph 54, ZFS 168 transactions/s (their hardware)."]}
+                          for mode in accesses]
     return spec
 
 
@@ -417,8 +440,10 @@ def _ratio(a, b):
     return None if a is None or b in (None, 0) else a / b
 
 
-def _cpu_table(valid, access):
-    """The storage node's CPU during read and during write loads, per system (the study's CPU figure)."""
+def _cpu_table(valid, access, title_suffix=""):
+    """The storage node's CPU during read and during write loads, per system (the study's CPU figure).
+
+    ``valid`` holds the points of one access mode ``access``."""
     sides = [("fio", "read", ("read", "randread")), ("fio", "write", ("write", "randwrite")),
              ("copy", "read", ("read",)), ("copy", "write", ("write",)), ("oltp", "read+write", None)]
     rows = []
@@ -437,7 +462,7 @@ def _cpu_table(valid, access):
         return None
     where = ("while the client VM on the compute node drove the load over the network" if access == "network"
              else "while the load ran on the node itself (its own processes included)")
-    return {"title": "Storage-node CPU during read and during write",
+    return {"title": "Storage-node CPU during read and during write" + title_suffix,
             "header": ["load", "side", "Ceph CPU %", "Ceph points", "ZFS CPU %", "ZFS points"], "rows": rows,
             "notes": [f"Mean CPU busy % of the storage node over each load window, sampled {where}; read = the fio "
                       "read/randread points or the copy read, write = write/randwrite or the copy write. The study: "
@@ -451,13 +476,25 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
     the study's figures beside the measured means (labelled as the study's
     hardware), rebuild time per used size, each rebuild's progress curve
     (``curve_rows`` evenly spaced samples) and the integrity verdicts.
+    With both access modes in the run (``access`` a list of two) the study's
+    table and the CPU table come once per mode and a rebuild names its mode.
     """
     fname = "sc_report_tables"
     if not isinstance(documents, (list, tuple)):
         _fail(fname, f"documents must be the run's point documents, got {type(documents).__name__}")
+    accesses = _accesses(fname, access)
+    tables = []
+    for mode in accesses:
+        suffix = f" - access {mode}" if len(accesses) > 1 else ""
+        tables += _mode_tables([d for d in documents if isinstance(d, dict) and _access_of(d, accesses) == mode],
+                               lab, mode, suffix)
+    return tables + _rebuild_tables(documents, variants, curve_rows, accesses)
+
+
+def _mode_tables(documents, lab, access, suffix):
+    """The study's figures beside the measured means, and the node's CPU, of one access mode's points."""
     docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
     valid = [d for d in docs if d.get("valid")]
-    order = {v: n for n, v in enumerate(variants or [])}
     tables = []
 
     def measured(variant, workload, where, metric):
@@ -477,17 +514,29 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
         if lab:
             notes.append("The measured columns come from the lab (TCG-emulated VM, file-backed disks): compare the "
                          "direction of the ZFS/Ceph ratio at most, never the figures.")
-        tables.append({"title": "The study's figures (their hardware) beside this run's",
+        tables.append({"title": "The study's figures (their hardware) beside this run's" + suffix,
                        "header": ["test", "study Ceph", "study ZFS", "study ZFS/Ceph", "measured Ceph",
                                   "measured ZFS", "measured ZFS/Ceph"],
                        "rows": rows, "notes": notes})
-    cpu = _cpu_table(valid, access)
+    cpu = _cpu_table(valid, access, suffix)
     if cpu:
         tables.append(cpu)
+    return tables
+
+
+def _rebuild_tables(documents, variants, curve_rows, accesses):
+    """Rebuild time per used size with integrity, the progress chart and curves, mismatches file by file."""
+    docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
+    order = {v: n for n, v in enumerate(variants or [])}
+    modes = {a: n for n, a in enumerate(accesses)}
+    tables = []
+
+    def system(doc):
+        return doc.get("variant") if len(accesses) == 1 else f"{doc.get('variant')} ({_access_of(doc, accesses)})"
 
     rebuilds = sorted([d for d in docs if (d.get("parameters") or {}).get("workload") == "rebuild"],
-                      key=lambda d: (d["parameters"].get("used_mb", 0), order.get(d.get("variant"), len(order)),
-                                     d.get("repetition", 0)))
+                      key=lambda d: (modes.get(_access_of(d, accesses), 0), d["parameters"].get("used_mb", 0),
+                                     order.get(d.get("variant"), len(order)), d.get("repetition", 0)))
     if rebuilds:
         rows = []
         for doc in rebuilds:
@@ -495,7 +544,7 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
             integrity = (doc.get("extra") or {}).get("integrity") or {}
             verdict = ("passed" if integrity.get("valid") else
                        ("FAILED" if integrity.get("valid") is False else "not checked"))
-            rows.append([doc.get("variant"), str(doc["parameters"].get("used_mb")), str(doc.get("repetition")),
+            rows.append([system(doc), str(doc["parameters"].get("used_mb")), str(doc.get("repetition")),
                          _fmt(m.get("rebuild_s")), _fmt(None if m.get("used_bytes") is None else m["used_bytes"] / 1e6),
                          str(m.get("polls")), _fmt(m.get("rebuild_reported_s")), verdict,
                          f"{integrity.get('checked')} / {integrity.get('files')}" if integrity else "n/a"])
@@ -504,7 +553,7 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
             curve = [p for p in (doc.get("extra") or {}).get("curve") or []
                      if isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], (int, float))]
             if curve:
-                label = "{} {} MB (rep {})".format(doc.get("variant"), doc["parameters"].get("used_mb"),
+                label = "{} {} MB (rep {})".format(system(doc), doc["parameters"].get("used_mb"),
                                                    doc.get("repetition"))
                 series[label] = [[t, None if f is None else round(f * 100.0, 2)] for t, f in curve]
         chart = {"x_label": "seconds since the disk was back", "y_label": "rebuild progress [%]",
@@ -526,7 +575,7 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
         if mismatched:
             tables.append({"title": "Integrity mismatches, file by file",
                            "header": ["system", "used MB", "rep", "file", "expected sha256", "actual sha256"],
-                           "rows": [[d.get("variant"), str(d["parameters"].get("used_mb")), str(d.get("repetition")),
+                           "rows": [[system(d), str(d["parameters"].get("used_mb")), str(d.get("repetition")),
                                      m.get("path"), m.get("expected_sha256"), m.get("actual_sha256")]
                                     for d in mismatched for m in d["extra"]["integrity"]["mismatches"]]})
         for doc in rebuilds:
@@ -537,7 +586,7 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
             step = (len(curve) - 1) / float(n - 1) if n > 1 else 0
             picked = [curve[int(round(i * step))] for i in range(n)] if len(curve) > 1 else curve
             title = "Rebuild progress: {} with {} MB used (rep {})".format(
-                doc.get("variant"), doc["parameters"].get("used_mb"), doc.get("repetition"))
+                system(doc), doc["parameters"].get("used_mb"), doc.get("repetition"))
             tables.append({"title": title,
                            "header": ["t s", "progress %"],
                            "rows": [[_fmt(t, 5), "n/a" if f is None else f"{f * 100:.1f}"] for t, f in picked]})
