@@ -499,7 +499,8 @@ def sample(duration, interval=1.0, stop_file=None, cgroups=None, warmup=0.0, cgr
             elif activity and activity.idle():
                 stopped_by = "idle"
                 break
-            sleep(min(poll, target - clock()) if (stop_file or activity) else target - clock())
+            # (a poll that saw the load reads /proc/stat too: the target may have passed meanwhile)
+            sleep(max(0.0, min(poll, target - clock()) if (stop_file or activity) else target - clock()))
         if stopped_by == "idle":
             break
         step_start = clock()

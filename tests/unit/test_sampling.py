@@ -370,16 +370,18 @@ def test_cpu_window_refuses_junk():
 class LoadHost(FakeHost):
     """A host whose storage interface carries a load from ``load_from`` to ``load_to`` (clock seconds)."""
 
-    def __init__(self, stats, load_from, load_to, rate=1e6):
+    def __init__(self, stats, load_from, load_to, rate=1e6, stat_read_s=0.0):
         super().__init__(stats)
         self.load_from, self.load_to, self.rate, self.touched = load_from, load_to, rate, []
         self.counter = "/sys/class/net/eth1/statistics/rx_bytes"
+        self.stat_read_s = stat_read_s
 
     def read_text(self, path):
         if path == self.counter:
             moved = max(0.0, min(self.now, self.load_to) - self.load_from) * self.rate
             return "%d\n" % (1000 + int(moved))
         if path == "/proc/stat":
+            self.now += self.stat_read_s     # a slow guest: reading takes time
             return self.stats[min(len(self.stats) - 1, int(self.now))]
         return super().read_text(path)
 
@@ -397,6 +399,15 @@ def test_sampler_window_is_the_loads_as_the_node_sees_it():
     assert host.now < 3.5
     assert "the load's, from /sys/class/net/eth1/statistics/rx_bytes" in result["details"]["window"]
     assert result["valid"] is True
+
+
+def test_sampler_on_a_slow_guest_never_sleeps_a_negative_time():
+    # a read of /proc/stat that takes 0.3 s passes the interval's end between the check and the sleep
+    host = LoadHost(["series_0", "series_1", "series_2", "series_3"], load_from=0.5, load_to=3.3, stat_read_s=0.3)
+    result = sample(30.0, interval=1.0, active_files=[host.counter], idle_s=1.0, read_text=host.read_text,
+                    clock=host.clock, sleep=host.sleep, wall=lambda: 1000.0, hz=100)
+    assert min(host.sleeps) >= 0
+    assert result["details"]["stopped_by"] == "idle" and result["valid"] is True
 
 
 def test_sampler_without_a_load_is_invalid_and_says_where_it_looked():

@@ -141,7 +141,10 @@ def _cpu(cpu):
     metrics = (cpu or {}).get("metrics") if isinstance(cpu, dict) else None
     value = (metrics or {}).get("cpu_busy_mean_pct")
     if value is None:
-        why = ((cpu or {}).get("msg") or "; ".join((cpu or {}).get("reasons") or [])) if isinstance(cpu, dict) else None
+        why = None
+        if isinstance(cpu, dict):
+            event = ((cpu.get("exception") or {}).get("event") or {}) if isinstance(cpu.get("exception"), dict) else {}
+            why = cpu.get("msg") or "; ".join(cpu.get("reasons") or []) or event.get("msg")
         return None, "no CPU sample of the storage node over the load window" + (f": {why}" if why else "")
     return value, None
 
