@@ -379,9 +379,13 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
         "with a zvol, a Ceph replicated pool of size 2 (failure domain: the OSD) with a mapped RBD image.",
         "fio ran on the raw zvol / RBD device (direct I/O); copy and OLTP on an XFS filesystem made on it.",
         "Cache state per point: the page cache was dropped (echo 3 > /proc/sys/vm/drop_caches) before every copy read "
-        "and rebuild verification; the ZFS ARC was emptied by exporting and importing the pool; Ceph's OSD caches "
-        "(BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept running - each point's "
-        "extra.cache says what was done and whether it worked.",
+        "and rebuild verification" + (" (with network access in the client VM and on the node)" if "network" in accesses
+                                      else "") + "; the ZFS ARC was "
+        + " or ".join((["emptied by exporting and importing the pool (local)"] if "local" in accesses else [])
+                      + (["shrunk by setting zfs_arc_max to its floor for a moment (network: the iSCSI target holds "
+                          "the zvol, so no export)"] if "network" in accesses else []))
+        + "; Ceph's OSD caches (BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept "
+        "running - each point's extra.cache says what was done and whether it worked.",
         f"Relative changes are against {baseline}" + (", within each access mode." if len(accesses) > 1 else "."),
     ]
     if len(accesses) > 1:
@@ -390,9 +394,10 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
     for mode in accesses:
         notes += _access_notes(mode, lab, link_mbit)
     if lab:
-        notes.append("Lab run: one qemu VM under TCG emulation with its two data disks as files on one host disk; the "
-                     "numbers check that the harness works and are not performance results. The study's figures are "
-                     "from their hardware and shown for reference only.")
+        notes.append("Lab run: the storage node is a qemu VM under TCG emulation with its two data disks as files on "
+                     "one host disk" + (" (the client VM too runs under TCG on the same host)" if "network" in accesses
+                                        else "") + "; the numbers check that the harness works and are not "
+                     "performance results. The study's figures are from their hardware and shown for reference only.")
     spec = {
         "title": "Ceph RBD vs ZFS zvol block storage",
         "baseline_variant": baseline,
