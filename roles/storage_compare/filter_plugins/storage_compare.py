@@ -491,18 +491,18 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
     if not isinstance(documents, (list, tuple)):
         _fail(fname, f"documents must be the run's point documents, got {type(documents).__name__}")
     accesses = _accesses(fname, access)
+    # the measured points (a fault is not a result)
+    docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
     tables = []
     for mode in accesses:
         suffix = f" - access {mode}" if len(accesses) > 1 else ""
-        tables += _mode_tables([d for d in documents if isinstance(d, dict) and _access_of(d, accesses) == mode],
+        tables += _mode_tables([d for d in docs if d.get("valid") and _access_of(d, accesses) == mode],
                                lab, mode, suffix)
-    return tables + _rebuild_tables(documents, variants, curve_rows, accesses)
+    return tables + _rebuild_tables(docs, variants, curve_rows, accesses)
 
 
-def _mode_tables(documents, lab, access, suffix):
-    """The study's figures beside the measured means, and the node's CPU, of one access mode's points."""
-    docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
-    valid = [d for d in docs if d.get("valid")]
+def _mode_tables(valid, lab, access, suffix):
+    """The study's figures beside the measured means, and the node's CPU, of one access mode's valid points."""
     tables = []
 
     def measured(variant, workload, where, metric):
@@ -532,9 +532,9 @@ def _mode_tables(documents, lab, access, suffix):
     return tables
 
 
-def _rebuild_tables(documents, variants, curve_rows, accesses):
-    """Rebuild time per used size with integrity, the progress chart and curves, mismatches file by file."""
-    docs = [d for d in documents if isinstance(d, dict) and d.get("valid") is not None and d.get("verdict") != "fault"]
+def _rebuild_tables(docs, variants, curve_rows, accesses):
+    """Rebuild time per used size with integrity, the progress chart and curves, mismatches file by file
+    (``docs``: the measured points)."""
     order = {v: n for n, v in enumerate(variants or [])}
     modes = {a: n for n, a in enumerate(accesses)}
     tables = []
