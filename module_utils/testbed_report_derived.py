@@ -85,6 +85,13 @@ def relative_rows(run, docs, rel, include_invalid=False):
     return {"parameters": varying, "rows": rows}
 
 
+def _fmt_pct(value, kind):
+    """A drop as ``33.2 %``, a rise or change signed (``+98.8 %``); ``n/a`` without a value."""
+    if value is None:
+        return "n/a"
+    return f"{value:.1f} %" if kind == "drop" else f"{value:+.1f} %"
+
+
 def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
     base = rel["baseline_variant"]
     data = relative_rows(run, docs, rel, include_invalid)
@@ -98,23 +105,26 @@ def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
                      "\u00d7 100 (pct_change), of the means at the same parameters; p = two-sided Welch t test "
                      "against the baseline; {} = significant at \u03b1 = 0.05.").format(CONFIDENCE * 100, SIGNIFICANT_MARK))]
     ref_values = (reference or {}).get("values") or {}
+    # the study's own published drops and rises (as it printed them), beside ours
+    ref_relative = (reference or {}).get("relative") or {}
     for metric, kind in rel["metrics"].items():
         rows = [r for r in data["rows"] if r["metric"] == metric]
         unit = units.get(metric, "")
         blocks.append(("h", 3, f"`{metric}` ({unit})" if unit else f"`{metric}`"))
         with_ref = any(metric in (ref_values.get(r["variant"]) or {}) for r in rows)
+        with_ref_pct = any(metric in (ref_relative.get(r["variant"]) or {}) for r in rows)
         extra = list(rel["columns"])
-        header = ["variant"] + extra + data["parameters"] + ["mean", f"{kind} vs `{base}`", "p", "significant"]
-        if with_ref:
-            header.insert(len(extra) + len(data["parameters"]) + 2, reference["label"])
+        header = ["variant"] + extra + data["parameters"] + ["mean"] + ([reference["label"]] if with_ref else [])
+        header += [f"{kind} vs `{base}`"] + ([f"{kind}, {reference['label']}"] if with_ref_pct else []) + ["p", "significant"]
         table, clipped = [], False
         for r in rows:
             mean = fmt_mean_ci(r["summary"], clip(metric)) if r["summary"] else "no value"
             clipped = clipped or is_clipped(r["summary"], clip(metric))
+            ref_pct = (ref_relative.get(r["variant"]) or {}).get(metric)
             if r["variant"] == base:
-                pct, p, sig = "\u2014", "\u2014", "\u2014"
+                pct, ref_pct, p, sig = "\u2014", "\u2014", "\u2014", "\u2014"
             else:
-                pct = "n/a" if r["pct"] is None else (f"{r['pct']:.1f} %" if kind == "drop" else f"{r['pct']:+.1f} %")
+                pct, ref_pct = (_fmt_pct(value, kind) for value in (r["pct"], ref_pct))
                 p = fmt_p(r["p_value"]) if r["p_value"] is not None else "n/a"
                 sig = r["significance"]
             line = [r["variant"]] + [value_label(rel["columns"][c].get(r["variant"], "")) for c in extra]
@@ -122,7 +132,7 @@ def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
             if with_ref:
                 ref = (ref_values.get(r["variant"]) or {}).get(metric)
                 line.append("" if ref is None else fmt_num(ref, ref))
-            table.append(line + [pct, p, sig])
+            table.append(line + [pct] + ([ref_pct] if with_ref_pct else []) + [p, sig])
         if table:
             blocks.append(("table", header, table))
             if clipped:

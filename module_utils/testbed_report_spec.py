@@ -146,8 +146,12 @@ def _check_reference(reference):
             isinstance(v, dict) and all(is_finite_number(n) for n in v.values())
             for v in reference["values"].values()):
         raise ReportError(f"{what} must be {{label: <text>, values: {{variant: {{metric: number}}}}}}")
+    relative = reference.get("relative") or {}
+    if not isinstance(relative, dict) or not all(
+            isinstance(v, dict) and all(is_finite_number(n) for n in v.values()) for v in relative.values()):
+        raise ReportError(f"{what}.relative must be {{variant: {{metric: published drop or rise in %}}}}")
     return {"label": str(reference.get("label") or "reference"), "values": reference["values"],
-            "where": _check_where(reference.get("where"), f"{what}.where")}
+            "relative": relative, "where": _check_where(reference.get("where"), f"{what}.where")}
 
 
 def check_spec(spec):

@@ -289,6 +289,8 @@ def test_where_reads_extra_fields(tmp_path):
     ({"overall_index": {"baseline_variant": "bare", "metrics": ["read_kb_s"]}},
      "report.overall_index.baseline_variant 'bare' has no value"),
     ({"reference": {"values": {"native": {"iops": "many"}}}}, "report.reference must be {label"),
+    ({"reference": {"values": {"native": {"iops": 1}}, "relative": {"docker": {"iops": "half"}}}},
+     "report.reference.relative must be {variant"),
     ({"higher_is_better": {"iops": "yes"}}, "report.higher_is_better must be an object metric -> true/false"),
 ])
 def test_bad_specs_are_refused(tmp_path, capsys, spec, fragment):

@@ -104,8 +104,12 @@ def test_study_figures_beside_the_measured_means(tmp_path):
     text = (tmp_path / "report.md").read_text()
     label = nfv_measure_filters.STUDY_LABEL
     throughput = text[text.index("### `throughput_gbps`"):text.index("### `icmp_rtt_avg_ms`")]
-    assert f"| mean | {label} | drop vs `baseline` |" in throughput
+    assert f"| mean | {label} | drop vs `baseline` | drop, {label} | p |" in throughput
     assert "| 29.50 |" in throughput and "| 19.70 |" in throughput and "| 2.360 |" in throughput
+    # the study's own D_th beside ours, as it printed them
+    assert "| 33.2 % |" in throughput and "| 92.0 % |" in throughput
+    latency = text[text.index("### `icmp_rtt_avg_ms`"):]
+    assert f"| rise vs `baseline` | rise, {label} | p |" in latency and "| +98.8 % |" in latency
     assert "| 0.08900 |" in text and "| 0.1770 |" in text
     beside = text[text.index(f"## Measured means beside {label}"):]
     assert "| 2-vnf | `vnf2_loadbalancer_cpu_pct` (%) |" in beside and "| 118.0 | -17.3 % |" in beside
@@ -117,6 +121,14 @@ def test_study_reference_only_for_the_studys_chains():
         [{"name": "base", "hops": []}, {"name": "lb-only", "hops": ["loadbalancer"]}])["scenarios"]
     reference = nfv_measure_filters.nfv_study_reference(scenarios)
     assert reference["values"] == {"base": {"throughput_gbps": 29.5, "icmp_rtt_avg_ms": 0.089}}
+    assert reference["relative"] == {}
     assert nfv_measure_filters.nfv_study_reference(scenarios[1:]) is None
+    # the study's drops are against its baseline: none without the baseline chain in the run
+    no_base = nfv_chain_filters.nfv_topology(
+        [{"name": "fw", "hops": ["firewall"]}, {"name": "fw-lb", "hops": ["firewall", "loadbalancer"]}])["scenarios"]
+    assert nfv_measure_filters.nfv_study_reference(no_base)["relative"] == {}
+    full = nfv_measure_filters.nfv_study_reference(nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
+    assert full["relative"] == {"1-vnf": {"throughput_gbps": 33.2, "icmp_rtt_avg_ms": 98.8},
+                                "2-vnf": {"throughput_gbps": 92.0}}
     with pytest.raises(Exception, match="nfv_study_reference"):
         nfv_measure_filters.nfv_study_reference([{"name": "x"}])

@@ -46,6 +46,12 @@ STUDY_FIGURES = {
     ("firewall",): {"throughput_gbps": 19.7, "icmp_rtt_avg_ms": 0.177, "vnf1_firewall_cpu_pct": 0.01},
     ("firewall", "loadbalancer"): {"throughput_gbps": 2.36, "vnf2_loadbalancer_cpu_pct": 118.0},
 }
+# The drops and rises as the study printed them (D_th against its baseline, K_lat of the ping RTT), shown
+# beside ours in the relative tables: its rounding, not recomputed from the means above.
+STUDY_RELATIVE = {
+    ("firewall",): {"throughput_gbps": 33.2, "icmp_rtt_avg_ms": 98.8},
+    ("firewall", "loadbalancer"): {"throughput_gbps": 92.0},
+}
 STUDY_LABEL = "study (its VM, 2 vCPU)"
 
 
@@ -193,19 +199,25 @@ def nfv_study_reference(scenarios):
 
     ``scenarios`` is the ``scenarios`` list of ``nfv_topology`` (``name`` and ``hops``, the VNF types
     in order). A scenario whose hops are one of the study's three chains gets that chain's figures
-    under its own name; the others get none. None when no scenario matches (no reference block).
+    under its own name (``values``) and, when the run has the baseline chain too, the study's published
+    drop and rise (``relative``); the others get none. None when no scenario matches (no reference block).
     """
     fname = "nfv_study_reference"
     if not isinstance(scenarios, (list, tuple)):
         _fail(fname, f"scenarios must be the scenarios list of nfv_topology, got {type(scenarios).__name__}")
-    values = {}
+    values, relative = {}, {}
     for number, scenario in enumerate(scenarios):
         if not isinstance(scenario, dict) or "name" not in scenario or not isinstance(scenario.get("hops"), (list, tuple)):
             _fail(fname, f"scenarios[{number}] has no name and hops list")
         figures = STUDY_FIGURES.get(tuple(scenario["hops"]))
         if figures:
             values[scenario["name"]] = dict(figures)
-    return {"label": STUDY_LABEL, "values": values} if values else None
+        if tuple(scenario["hops"]) in STUDY_RELATIVE:
+            relative[scenario["name"]] = dict(STUDY_RELATIVE[tuple(scenario["hops"])])
+    # the study's drops and rises are against its baseline: only beside a run that has the baseline chain
+    if not any(tuple(s["hops"]) == () for s in scenarios):
+        relative = {}
+    return {"label": STUDY_LABEL, "values": values, "relative": relative} if values else None
 
 
 def nfv_fidelity(documents, tolerance_pct=5.0, alpha=0.05):
