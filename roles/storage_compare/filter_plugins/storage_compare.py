@@ -382,8 +382,8 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
         "and rebuild verification" + (" (with network access in the client VM and on the node)" if "network" in accesses
                                       else "") + "; the ZFS ARC was "
         + " or ".join((["emptied by exporting and importing the pool (local)"] if "local" in accesses else [])
-                      + (["shrunk by setting zfs_arc_max to its floor for a moment (network: the iSCSI target holds "
-                          "the zvol, so no export)"] if "network" in accesses else []))
+                      + (["flushed with `zinject -a` (network: the iSCSI target holds the zvol, so no export)"]
+                         if "network" in accesses else []))
         + "; Ceph's OSD caches (BlueStore) were dropped with `ceph tell osd.* cache drop`, the OSD processes kept "
         "running - each point's extra.cache says what was done and whether it worked.",
         f"Relative changes are against {baseline}" + (", within each access mode." if len(accesses) > 1 else "."),
