@@ -357,9 +357,31 @@ def remove_record(directory, name, pid=None):
         return False
 
 
+def wait_exec(pid, timeout_s=5.0, proc_root="/proc", clock=time.monotonic, sleep=time.sleep):
+    """``pid``'s process once its command line is there (None when it ended), at most ``timeout_s``.
+
+    A parent can run on before the kernel has set up the new program's arguments: with vfork it
+    resumes when the child lets go of the old memory, and close-on-exec pipes close before the
+    argument area is set, so ``subprocess.Popen`` may return while ``/proc/<pid>/cmdline`` still
+    reads empty (seen on a loaded machine). A record with that empty command line would later
+    judge the real process "reused" and never stop it.
+    """
+    deadline = clock() + float(timeout_s)
+    while True:
+        proc = read_proc(pid, proc_root)
+        if proc is None or proc["state"] in ("Z", "X") or proc["cmdline"]:
+            return proc
+        if clock() >= deadline:
+            raise ProcsError("process %s has no command line %.0f s after it started: not recorded" % (pid, timeout_s))
+        sleep(0.01)
+
+
 def record_pid(directory, name, pid, experiment=None, how=None, proc_root="/proc"):
-    """Record the live process ``pid``; returns the record, or None when there is no such process."""
-    proc = read_proc(pid, proc_root)
+    """Record the live process ``pid``; returns the record, or None when there is no such process.
+
+    Waits until the process has its command line (``wait_exec``): a record must name the program.
+    """
+    proc = wait_exec(pid, proc_root=proc_root)
     if proc is None or proc["state"] in ("Z", "X"):
         return None
     record = make_record(name, proc, boot_id(proc_root), experiment, how=how)

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -27,6 +28,7 @@ from ansible.module_utils.testbed_procs import (
     record_pid,
     started_before,
     stop,
+    wait_exec,
     write_record,
 )
 from helpers import run_module
@@ -124,6 +126,54 @@ def test_started_before_tells_the_pidfile_writer_from_a_later_process():
     assert started_before(5000, 100, 1000, mtime=1050.2)
     assert started_before(5000, 100, 1000, mtime=1049.5)            # within the btime rounding
     assert not started_before(5000, 100, 1000, mtime=1040.0)        # started 10 s after the file was written
+
+
+def _fake_proc(root, pid, cmdline):
+    (root / str(pid)).mkdir(parents=True, exist_ok=True)
+    (root / str(pid) / "stat").write_text(STAT.replace("4242 (bash)", f"{pid} (netserver)"))
+    (root / str(pid) / "cmdline").write_bytes(b"".join(part.encode() + b"\0" for part in cmdline))
+
+
+def test_a_record_waits_for_the_programs_command_line(tmp_path):
+    """Popen can return before the kernel set the new program's arguments (an empty cmdline): the
+    record waits for them, so it names the program and a later stop finds it alive (it had judged the
+    running netserver "reused" and left it running)."""
+    root = tmp_path / "proc"
+    _fake_proc(root, 4300, [])
+    (tmp_path / "boot_id").write_text("b1")
+    sleeps = []
+
+    def sleep(seconds):  # the exec completes while the recorder waits
+        sleeps.append(seconds)
+        _fake_proc(root, 4300, ["netserver", "-D", "-p", "12865"])
+
+    proc = wait_exec(4300, proc_root=str(root), sleep=sleep)
+    assert proc["cmdline"] == ["netserver", "-D", "-p", "12865"] and sleeps
+    record = make_record("netserver", proc, "b1")
+    assert judge(record, proc, "b1")[0] == "alive"
+    # a record taken at the empty moment would have called the same process "reused"
+    assert judge(make_record("netserver", dict(proc, cmdline=[]), "b1"), proc, "b1")[0] == "reused"
+
+
+def test_record_pid_names_the_program_even_when_it_is_read_at_the_empty_moment(tmp_path):
+    root = tmp_path / "proc"
+    _fake_proc(root, 4302, [])
+    timer = threading.Timer(0.1, _fake_proc, (root, 4302, ["netserver", "-D"]))
+    timer.start()
+    try:
+        record = record_pid(str(tmp_path / "records"), "netserver", 4302, proc_root=str(root))
+    finally:
+        timer.join()
+    assert record["cmdline"] == ["netserver", "-D"]
+
+
+def test_a_process_without_a_command_line_is_not_recorded(tmp_path):
+    root = tmp_path / "proc"
+    _fake_proc(root, 4301, [])
+    ticks = iter(range(100))
+    with pytest.raises(ProcsError, match="4301 has no command line"):
+        wait_exec(4301, timeout_s=3, proc_root=str(root), clock=lambda: next(ticks), sleep=lambda _s: None)
+    assert wait_exec(4399, proc_root=str(root)) is None
 
 
 def test_read_records_names_a_broken_record_and_skips_other_files(tmp_path):
