@@ -1,0 +1,110 @@
+"""Postfix started by guest_services on a host without systemd while another mount namespace runs a
+``postmulti`` (tests/integration/guest_services_native.yml, local connection, Postfix on loopback).
+
+Debian's init script starts Postfix with ``start-stop-daemon --start --exec /usr/sbin/postmulti``, which
+takes any process whose ``/proc/<pid>/exe`` *path* names that file for a running Postfix, a container's
+too: the host sees its guests' processes. On a fresh-machine CI the native host's start was refused
+("already running") while the Docker guest ran its own init script's ``postmulti -x postfix start``.
+Here the neighbour is a ``sleep`` bind-mounted over ``/usr/sbin/postmulti`` in a private mount namespace
+(``unshare``): the host's own file is untouched, but the neighbour's exe path reads
+``/usr/sbin/postmulti``. The neighbour lives until the role says it retries the start, then goes; the
+start must then succeed - through the handler (main.cf changed) and through "Start the servers" (Postfix
+stopped, nothing changed). The role installs Postfix when the host has none and purges it at the end;
+a host with its own Postfix is left alone (skipped).
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+from playbook_run import ROOT, assert_ok, explain, follow, play
+
+PLAYBOOK = "tests/integration/guest_services_native.yml"
+POSTMULTI = "/usr/sbin/postmulti"
+
+
+def installed(package):
+    proc = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package], capture_output=True, text=True)
+    return proc.returncode == 0 and proc.stdout.strip() == "installed"
+
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="installs and starts Postfix: needs root"),
+    pytest.mark.skipif(os.path.isdir("/run/systemd/system"), reason="this host runs systemd (the init script path is the other one)"),
+    pytest.mark.skipif(installed("postfix"), reason="this host has a Postfix of its own: left alone"),
+    pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare (util-linux) is missing"),
+]
+
+
+def neighbour():
+    """A process in a mount namespace of its own whose exe path reads /usr/sbin/postmulti (a sleep)."""
+    proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                             f"mount --bind /bin/sleep {POSTMULTI} && exec {POSTMULTI} 300"],
+                            start_new_session=True)
+    for _ in range(100):
+        try:
+            if os.readlink(f"/proc/{proc.pid}/exe") == POSTMULTI:
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            pytest.fail(f"the neighbour ended at once (exit {proc.returncode})")
+        subprocess.run(["sleep", "0.1"])
+    else:
+        pytest.fail("the neighbour never ran as /usr/sbin/postmulti")
+    return proc
+
+
+def listening(port=25):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            return conn.recv(64).startswith(b"220")
+    except OSError:
+        return False
+
+
+def play_while_neighbour_runs(state_dir, size_limit, retry_line):
+    """The role (present) with a neighbour postmulti that is stopped when the role says it retries."""
+    other = neighbour()
+    seen = []
+    try:
+        # the premise: with the neighbour running, Debian's start refuses (exit 1: "already running")
+        refused = subprocess.run(["start-stop-daemon", "--start", "--test", "--exec", POSTMULTI],
+                                 capture_output=True, text=True)
+        assert refused.returncode == 1 and "already running" in refused.stdout, refused
+
+        def on_line(line):
+            if line.startswith("FAILED - RETRYING: [localhost]: " + retry_line) and other.poll() is None:
+                seen.append(line.strip())
+                other.kill()
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+        proc = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), PLAYBOOK,
+                                 "-e", "gs_state=present", "-e", f"gs_state_dir={state_dir}",
+                                 "-e", f"gs_size_limit={size_limit}"],
+                                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        returncode, output = follow(proc, on_line, 600)
+    finally:
+        if other.poll() is None:
+            other.kill()
+        other.wait()
+    assert returncode == 0, explain(returncode, output)
+    assert seen, "the start was never refused while the neighbour ran:\n" + output[-3000:]
+    assert listening(), "Postfix does not answer on 127.0.0.1:25"
+
+
+def test_postfix_starts_after_another_namespace_postmulti_is_gone(tmp_path):
+    state_dir = tmp_path / "guest_services"
+    try:
+        assert_ok(play(PLAYBOOK, "-e", "gs_state=present", "-e", f"gs_state_dir={state_dir}", inventory=None))
+        assert listening()
+        # a changed main.cf: the handlers stop Postfix and start it again
+        play_while_neighbour_runs(state_dir, 20480000, "Start Postfix (no systemd)")
+        # stopped, nothing changed: the role's own start
+        assert_ok(play(PLAYBOOK, "-e", "gs_state=stopped", "-e", f"gs_state_dir={state_dir}", inventory=None))
+        assert not listening()
+        play_while_neighbour_runs(state_dir, 20480000, "Start the servers")
+    finally:
+        assert_ok(play(PLAYBOOK, "-e", "gs_state=absent", "-e", f"gs_state_dir={state_dir}", inventory=None))
+    assert not installed("postfix")
