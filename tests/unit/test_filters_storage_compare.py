@@ -265,6 +265,13 @@ def test_access_notes_and_storage_node_cpu_table():
     net = sc.sc_report(["zfs", "ceph"], ["fio"], SETTINGS, "zfs", True, "network", 1000)
     assert any("client VM on the compute node" in n and "librbd" in n and "iSCSI" in n for n in net["notes"])
     assert any("TCG emulation (emulated" in n and "1000 Mbit/s" in n for n in net["notes"])
+    assert not any(n.startswith("Host CPUs") for n in net["notes"])
+    pinned = sc.sc_report(["zfs"], ["fio"], SETTINGS, "zfs", True, "network", 1000, {"storage VM": "0", "client VM": "1"})
+    assert ("Host CPUs: the storage VM's qemu ran on host CPU 0, the client VM's qemu ran on host CPU 1 (taskset), "
+            "each VM's emulation on its own core(s).") in pinned["notes"]
+    half = sc.sc_report(["zfs"], ["fio"], SETTINGS, "zfs", True, "network", 1000, {"storage VM": "", "client VM": "1"})
+    assert [n for n in half["notes"] if n.startswith("Host CPUs")] == [
+        "Host CPUs: the client VM's qemu ran on host CPU 1 (taskset), each VM's emulation on its own core(s)."]
     with pytest.raises(AnsibleFilterError, match="access must be one of local, network"):
         sc.sc_report(["zfs"], ["fio"], SETTINGS, access="nfs")
     docs = [

@@ -346,13 +346,17 @@ def _access_notes(access, lab, link_mbit=None):
     return notes
 
 
-def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="local", link_mbit=None):
+def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="local", link_mbit=None,
+              host_cpus=None):
     """The report specification: a section per workload, the relative change against the baseline, notes.
 
     ``access`` is the run's access mode or its list (both modes in one run: every point's parameter
-    ``access`` says which; each table of the report then has a row per mode)."""
+    ``access`` says which; each table of the report then has a row per mode). ``host_cpus`` maps a VM
+    (``storage VM``, ``client VM``) to the host CPUs its qemu was pinned to (taskset -c list; empty: not
+    pinned), said in a note."""
     fname = "sc_report"
     accesses = _accesses(fname, access)
+    pinned = {vm: str(cpus) for vm, cpus in (host_cpus or {}).items() if cpus not in (None, "")}
     if not isinstance(variants, (list, tuple)) or not variants or any(v not in VARIANTS for v in variants):
         _fail(fname, f"variants must be sc_variants's list, got {variants!r}")
     if not isinstance(workloads, (list, tuple)) or not workloads or any(w not in WORKLOADS for w in workloads):
@@ -393,6 +397,9 @@ def sc_report(variants, workloads, settings, baseline="zfs", lab=False, access="
                      f"({' then '.join(accesses)} for each system); compare the modes row by row.")
     for mode in accesses:
         notes += _access_notes(mode, lab, link_mbit)
+    if pinned:
+        notes.append("Host CPUs: " + ", ".join(f"the {vm}'s qemu ran on host CPU {cpus}" for vm, cpus in pinned.items())
+                     + " (taskset), each VM's emulation on its own core(s).")
     if lab:
         notes.append("Lab run: the storage node is a qemu VM under TCG emulation with its two data disks as files on "
                      "one host disk" + (" (the client VM too runs under TCG on the same host)" if "network" in accesses
