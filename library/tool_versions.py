@@ -27,7 +27,7 @@ options:
         fio, ab, sysbench, ipvsadm, haproxy, apache2, nginx, docker, lxc, lxd, podman,
         qemu-system-x86_64, ceph, zfs, mariadb, mysql, ping, sockperf, qperf, nuttcp, netperf, iozone,
         stress-ng, hping3, python3, iptables, nft, tc, ip, mpstat, keepalived, lftp, postal, xz, hpcc, ssh,
-        vsftpd, postfix.
+        vsftpd, postfix, cp (GNU coreutils).
       - Any other name is run as C(<name> --version) and the first version-looking token is taken.
     type: list
     elements: str
@@ -127,6 +127,7 @@ KNOWN_TOOLS = {
     "iperf3": {"args": ["--version"], "patterns": [r"^iperf (\d[\w.+~-]*)"]},
     "iperf": {"args": ["--version"], "patterns": [r"^iperf version (\d[\w.+~-]*)"]},
     "fio": {"args": ["--version"], "patterns": [r"^fio-(\d[\w.+~-]*)"]},
+    "cp": {"args": ["--version"], "patterns": [r"^cp \(GNU coreutils\) (\d[\w.+~-]*)"], "packages": ["coreutils"]},
     "ab": {"args": ["-V"], "patterns": [r"^This is ApacheBench, Version (\d[\w.]*)"], "packages": ["apache2-utils"]},
     "sysbench": {"args": ["--version"], "patterns": [r"^sysbench (\d[\w.+~-]*)"]},
     "ipvsadm": {"args": ["--version"], "patterns": [r"^ipvsadm v(\d[\w.]*)"]},

@@ -9,6 +9,7 @@ from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_provenance import describe as describe_provenance
 from ansible.module_utils.testbed_report_base import CLIP_NOTE, CONFIDENCE, INVALID_MARK, SIGNIFICANT_MARK
 from ansible.module_utils.testbed_report_derived import finite_values, overall_blocks, reference_blocks, relative_blocks
+from ansible.module_utils.testbed_report_findings import findings_blocks
 from ansible.module_utils.testbed_report_format import (
     fmt_cell,
     fmt_num,
@@ -111,14 +112,17 @@ def build_blocks(run, docs, faults, spec, sections, notes):
 
     if spec.get("relative"):
         blocks.extend(relative_blocks(run, docs, spec["relative"], spec.get("reference"), units, clip,
-                                      include_invalid))
+                                      include_invalid, spec["tools"]))
     if spec.get("overall_index"):
         blocks.extend(overall_blocks(run, docs, spec["overall_index"], include_invalid))
     if spec.get("reference"):
         shown = set((spec.get("relative") or {}).get("metrics") or {})
         blocks.extend(reference_blocks(run, docs, spec["reference"], units, include_invalid, shown))
+    if spec.get("findings"):
+        blocks.extend(findings_blocks(docs, spec["findings"], spec["higher_is_better"], units, include_invalid,
+                                      spec["tools"]))
     for pivot in spec.get("pivots") or []:
-        blocks.extend(pivot_blocks(run, docs, pivot, units, include_invalid))
+        blocks.extend(pivot_blocks(run, docs, pivot, units, include_invalid, spec["tools"]))
     if spec.get("ranking"):
         blocks.extend(ranking_blocks(run, docs, spec["ranking"], spec["higher_is_better"], units, include_invalid))
 

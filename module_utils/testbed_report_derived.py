@@ -34,6 +34,35 @@ def finite_values(docs, metric):
     return [d["metrics"].get(metric) for d in docs if is_finite_number(d["metrics"].get(metric))]
 
 
+def measured_with(docs, tool):
+    """"<tool> <version> (<hosts>)" for the versions of ``tool`` the points recorded: a point's
+    ``extra.tool`` ({name, version}) or its environment's ``hosts.<host>.tools`` (or ``*_tools``, e.g.
+    the tools inside an image); "<tool> (version not recorded)" when none did."""
+    found = {}
+    for doc in docs:
+        own = (doc.get("extra") or {}).get("tool")
+        if isinstance(own, dict) and own.get("name") == tool and own.get("version"):
+            found.setdefault(str(own["version"]), set())
+        hosts = (doc.get("environment") or {}).get("hosts") or {}
+        for host, facts in (hosts.items() if isinstance(hosts, dict) else ()):
+            for key, tools in (facts.items() if isinstance(facts, dict) else ()):
+                if (key == "tools" or key.endswith("_tools")) and isinstance(tools, dict) and tools.get(tool):
+                    found.setdefault(str(tools[tool]), set()).add(host)
+    if not found:
+        return f"{tool} (version not recorded)"
+    return ", ".join("{} {}{}".format(tool, version, f" ({', '.join(sorted(hosts))})" if hosts else "")
+                     for version, hosts in sorted(found.items()))
+
+
+def tool_sentence(docs, tools, metrics):
+    """"Measured with ..." for the tools (``report.tools``: metric -> tool) of ``metrics``; "" if none."""
+    names = []
+    for metric in metrics:
+        if tools.get(metric) and tools[metric] not in names:
+            names.append(tools[metric])
+    return "Measured with {}.".format("; ".join(measured_with(docs, n) for n in names)) if names else ""
+
+
 def _params_label(params, names):
     return ", ".join(f"{n}={value_label(params.get(n))}" for n in names)
 
@@ -92,7 +121,8 @@ def _fmt_pct(value, kind):
     return f"{value:.1f} %" if kind == "drop" else f"{value:+.1f} %"
 
 
-def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
+def relative_blocks(run, docs, rel, reference, units, clip, include_invalid, tools=None):
+    tools = tools or {}
     base = rel["baseline_variant"]
     data = relative_rows(run, docs, rel, include_invalid)
     variants = {r["variant"] for r in data["rows"]}
@@ -111,6 +141,8 @@ def relative_blocks(run, docs, rel, reference, units, clip, include_invalid):
         rows = [r for r in data["rows"] if r["metric"] == metric]
         unit = units.get(metric, "")
         blocks.append(("h", 3, f"`{metric}` ({unit})" if unit else f"`{metric}`"))
+        if tool_sentence(docs, tools, [metric]):
+            blocks.append(("p", tool_sentence(docs, tools, [metric])))
         with_ref = any(metric in (ref_values.get(r["variant"]) or {}) for r in rows)
         with_ref_pct = any(metric in (ref_relative.get(r["variant"]) or {}) for r in rows)
         extra = list(rel["columns"])

@@ -6,6 +6,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 """
 
 from ansible.module_utils.testbed_report_base import ReportError
+from ansible.module_utils.testbed_report_findings import check_findings
 from ansible.module_utils.testbed_report_model import is_finite_number, name_list
 from ansible.module_utils.testbed_report_study import check_pivots, check_ranking
 
@@ -167,4 +168,9 @@ def check_spec(spec):
     spec["reference"] = _check_reference(spec.get("reference"))
     spec["pivots"] = check_pivots(spec.get("pivots"))
     spec["ranking"] = check_ranking(spec.get("ranking"))
+    spec["findings"] = check_findings(spec.get("findings"))
+    tools = spec.get("tools") or {}
+    if not isinstance(tools, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tools.items()):
+        raise ReportError(f"report.tools must map a metric name to the tool that measures it, got {tools!r}")
+    spec["tools"] = tools
     return spec

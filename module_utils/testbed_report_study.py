@@ -18,7 +18,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 
 from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_report_base import CONFIDENCE, ReportError
-from ansible.module_utils.testbed_report_derived import finite_values, used_docs, variant_order
+from ansible.module_utils.testbed_report_derived import finite_values, tool_sentence, used_docs, variant_order
 from ansible.module_utils.testbed_report_format import fmt_mean_ci, fmt_num, fmt_p, welch
 from ansible.module_utils.testbed_report_load import matches
 from ansible.module_utils.testbed_report_model import json_key, value_label
@@ -70,7 +70,7 @@ def check_ranking(ranking):
             "title": str(ranking.get("title") or "Ranking of the variants")}
 
 
-def _groups(docs, by):
+def group_docs(docs, by):
     """{(variant, value of `by` as a JSON key): docs}, and the values of `by` in sorted order."""
     groups, values = {}, {}
     for doc in docs:
@@ -82,10 +82,10 @@ def _groups(docs, by):
     return groups, [(k, values[k]) for k in order]
 
 
-def pivot_blocks(run, docs, pivot, units, include_invalid):
+def pivot_blocks(run, docs, pivot, units, include_invalid, tools=None):
     """One table in the study's shape: a row per value of pivot['rows'], a column per variant."""
     used = [d for d in used_docs(docs, include_invalid) if matches(d, pivot["where"])]
-    groups, row_values = _groups(used, pivot["rows"])
+    groups, row_values = group_docs(used, pivot["rows"])
     variants = variant_order(run, used)
     metric, unit = pivot["metric"], units.get(pivot["metric"], "")
     reference = pivot["reference"] or {}
@@ -94,7 +94,8 @@ def pivot_blocks(run, docs, pivot, units, include_invalid):
             "values) of `{}`{}.").format(pivot["rows"], CONFIDENCE * 100, metric, f" ({unit})" if unit else "")
     if ref_values:
         text += " Below each measured cell, in brackets: {}.".format(reference.get("label") or "the reference")
-    blocks = [("h", 2, pivot["title"]), ("p", text)]
+    sentence = tool_sentence(used, tools or {}, [metric])
+    blocks = [("h", 2, pivot["title"]), ("p", f"{text} {sentence}".strip())]
     rows = []
     for key, value in row_values:
         line = [value_label(value)]
@@ -169,7 +170,7 @@ def ranking_blocks(run, docs, ranking, higher_is_better, units, include_invalid)
     tested; then the mean rank of each variant over the values of `by`."""
     used = [d for d in used_docs(docs, include_invalid) if matches(d, ranking["where"])]
     by = ranking["by"]
-    groups, by_values = _groups(used, by)
+    groups, by_values = group_docs(used, by)
     blocks = [("h", 2, ranking["title"]),
               ("p", "Best first by the mean (equal means share a place: 3= ; the mean place counts them as the "
                     "average of the places they share); p = two-sided Welch t test of each variant against the one "

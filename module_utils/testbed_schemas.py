@@ -631,6 +631,35 @@ SCHEMA_TEXT['run.schema.json'] = r'''{
             "by": {"type": ["string", "null"]},
             "where": {"$ref": "#/$defs/where"}
           }
+        },
+        "findings": {
+          "description": "A study's findings as it states them (text) beside the same quantity computed from this run's points: a row per item; value: range, max, min, sum, mean, best (by mean place over `by`), change (variant against baseline, %) or valid.",
+          "type": "object",
+          "required": ["items"],
+          "properties": {
+            "title": {"type": "string"},
+            "label": {"type": "string"},
+            "notes": {"type": "array", "items": {"type": "string"}},
+            "items": {"type": "array", "minItems": 1, "items": {
+              "type": "object",
+              "required": ["finding", "study", "value"],
+              "properties": {
+                "finding": {"type": "string"},
+                "study": {"type": "string"},
+                "value": {"enum": ["range", "max", "min", "sum", "mean", "best", "change", "valid"]},
+                "metric": {"$ref": "#/$defs/names"},
+                "where": {"$ref": "#/$defs/where"},
+                "variant": {"type": "string"},
+                "baseline": {"type": "string"},
+                "by": {"type": ["string", "null"]}
+              }
+            }}
+          }
+        },
+        "tools": {
+          "description": "The tool that measures each metric (metric -> tool name): the study tables, relative tables and findings say \"Measured with <tool> <version>\" from the points' extra.tool or environment hosts.*.tools.",
+          "type": "object",
+          "additionalProperties": {"type": "string"}
         }
       }
     },

@@ -352,6 +352,28 @@ def test_report_overall_index_is_study_a_table():
     assert spec["higher_is_better"]["requests_per_s"] is True
 
 
+def test_report_findings_put_the_studies_words_beside_this_runs_figures():
+    spec = cc.cc_report(cc.cc_variants(HOSTS, HOSTVARS), ALL, SETTINGS, lab=True)
+    items = {i["finding"]: i for i in spec["findings"]["items"]}
+    real = ["native", "docker", "podman", "lxc", "lxd"]
+    assert items["B: STREAM Copy/Scale/Add/Triad (hpcc), every platform"]["where"] == {
+        "variant": real, "workload": "hpcc"}
+    latency = [i for i in items if "latency" in i]
+    # the emulated kvm has no latency or random-I/O row; docker and podman do
+    assert latency == ["B: TCP request/response latency, docker against native",
+                       "B: TCP request/response latency, podman against native"]
+    assert not any("kvm" in i for i in items)
+    assert items[latency[0]]["where"] == {"workload": "net_lat", "protocol": "tcp"}
+    assert items["B: network bandwidth (nuttcp), every platform"]["by"] == "direction"
+    # with kvm at real speed (KVM on hardware) its rows are there
+    hostvars = dict(HOSTVARS, **{"cc-kvm": {"container_compare_variant": "kvm"}})
+    names = [i["finding"] for i in cc.cc_report(cc.cc_variants(HOSTS, hostvars), ALL, SETTINGS)["findings"]["items"]]
+    assert "B: TCP request/response latency, kvm against native" in names
+    assert "B: 4 KiB random read IOPS (fio), kvm against native" in names
+    # only what is measured
+    assert "findings" not in cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["cpu"], SETTINGS)
+
+
 def test_report_without_disk_read_has_no_disk_items():
     settings = dict(SETTINGS, disk_patterns=["randread"])
     spec = cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["cpu", "disk"], settings)
@@ -367,6 +389,7 @@ def test_report_spec_is_accepted_by_the_renderer():
     checked = check_spec(spec)
     assert [i["label"] for i in checked["overall_index"]["items"]] == ["disk read", "disk write", "RAM", "CPU"]
     assert len(checked["sections"]) == len(ALL)
+    assert checked["findings"]["label"] == "the study"
 
 
 def test_point_ftp_get_takes_curls_first_byte():

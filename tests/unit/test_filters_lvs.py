@@ -390,3 +390,18 @@ def test_study_reference_groups_the_cells_of_one_metric_by_rate():
     assert lvs_study_reference(cells, "error_pct", "the study") is None
     assert lvs_study_reference([], "net_io_kb_s", "the study") is None
 
+
+
+def test_the_reports_study_findings_name_metrics_the_points_have():
+    """The study's findings (roles/lvs_compare/vars) pass the renderer's check and compute from metrics the
+    report lists, with a direction for those a ranking needs."""
+    from ansible.module_utils.testbed_report_findings import check_findings
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "roles", "lvs_compare", "vars", "main.yml"),
+              encoding="utf-8") as handle:
+        spec = yaml.safe_load(handle)["__lvs_compare_report_spec"]
+    findings = check_findings(spec["findings"])
+    assert [i["value"] for i in findings["items"]] == ["valid", "range", "range", "max", "max", "best", "best"]
+    for item in findings["items"]:
+        assert set(item["metrics"]) <= set(spec["metrics"]), item
+        if item["value"] == "best":
+            assert item["metrics"][0] in spec["higher_is_better"] and item["by"] == "rate"

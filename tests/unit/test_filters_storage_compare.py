@@ -226,7 +226,8 @@ def _doc(variant, workload, metrics, valid=True, rep=1, extra=None, **params):
 
 def test_report_tables():
     docs = [
-        _doc("zfs", "fio", {"iops": 300.0}, pattern="read", block_size="4k", iodepth=32),
+        dict(_doc("zfs", "fio", {"iops": 300.0}, pattern="read", block_size="4k", iodepth=32),
+             environment={"hosts": {"client-vm": {"tools": {"fio": "3.33", "cp": "9.1"}}}}),
         _doc("zfs", "fio", {"iops": 100.0}, pattern="read", block_size="4k", iodepth=32, rep=2),
         _doc("ceph", "fio", {"iops": 100.0}, pattern="read", block_size="4K", iodepth=32),
         _doc("ceph", "fio", {"iops": 1.0}, valid=False, pattern="randread", block_size="4k", iodepth=32),
@@ -241,7 +242,9 @@ def test_report_tables():
     titles = [t["title"] for t in tables]
     study = tables[0]
     assert study["title"].startswith("The study's figures (their hardware)")
-    assert study["rows"] == [["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2"]]
+    # each row names the tool and version that measured it (the points' environment)
+    assert study["rows"] == [["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2",
+                              "fio 3.33 (client-vm)"]]
     assert any("TCG" in n for n in study["notes"]) and "Ceph Luminous" in study["notes"][0]
     rebuild = tables[1]
     assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][7] == "passed"
@@ -317,7 +320,7 @@ def test_both_access_modes_in_one_run():
     by_title = {t["title"]: t for t in tables}
     net = by_title["The study's figures (their hardware) beside this run's - access network"]
     local = by_title["The study's figures (their hardware) beside this run's - access local"]
-    assert net["rows"][0][4:] == ["100", "300", "3"] and local["rows"][0][4:] == ["n/a", "900", "n/a"]
+    assert net["rows"][0][4:7] == ["100", "300", "3"] and local["rows"][0][4:7] == ["n/a", "900", "n/a"]
     assert by_title["Storage-node CPU during read and during write - access network"]["rows"][0][4] == "10"
     assert by_title["Storage-node CPU during read and during write - access local"]["rows"][0][4] == "40"
     rebuild = by_title["Rebuild time per used size and integrity"]
@@ -327,7 +330,7 @@ def test_both_access_modes_in_one_run():
     old = sc.sc_report_tables(docs[:1] + [dict(docs[2], parameters={"workload": "fio", "pattern": "read",
                                                                     "block_size": "4k", "iodepth": 32})],
                               ["zfs", "ceph"], access="network")
-    assert old[0]["rows"][0][4:] == ["100", "300", "3"]
+    assert old[0]["rows"][0][4:7] == ["100", "300", "3"]
 
 
 def test_fidelity():

@@ -87,6 +87,7 @@ CASES = {
     "postal": ("postal", "postal", "0.75"),
     "xz": ("xz", "xz", "5.4.1"),
     "postfix": ("postconf", "postfix", "3.7.11"),
+    "cp": ("cp", "cp", "9.1"),
 }
 
 

@@ -511,9 +511,49 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         spec["reference"] = {"label": "study B (their 4-core i5; Podman = rkt's row)", "values": reference}
         if emulated:
             spec["reference"]["where"] = {"variant": real}
+    findings = _findings(workloads, real, baseline)
+    if findings:
+        spec["findings"] = {"title": "The studies' findings beside this run's (their hardware)",
+                            "label": "the study", "items": findings}
+        # the tool behind each finding's metric (its version from the points' extra.tool)
+        tools = {"throughput_gbps": "net_bw", "rtt_avg_us": "net_lat", "stream_copy_gb_s": "hpcc",
+                 "stream_scale_gb_s": "hpcc", "stream_add_gb_s": "hpcc", "stream_triad_gb_s": "hpcc",
+                 "iops": "disk"}
+        spec["tools"] = {m: workload_tool(w, settings, fname) for m, w in tools.items() if w in workloads}
     if emulated:
         notes[0] += " They are left out of the overall index and of the comparison with the studies' figures."
     return spec
+
+
+def _findings(workloads, real, baseline):
+    """The studies' findings given in words or ranges (docs/experiments.md), each beside the same
+    quantity from this run: only for workloads measured and variants measured at real speed."""
+    items = []
+    only_real = {"variant": real}
+    if "web" in workloads:
+        items.append({"finding": "A: host CPU busy during the web load (ab), highest", "study": "A: ~99 %",
+                      "value": "max", "metric": "host_busy_pct", "where": dict(only_real, workload="web")})
+    if "net_bw" in workloads:
+        items.append({"finding": "B: network bandwidth (nuttcp), every platform", "study": "B: the same maximum "
+                      "everywhere", "value": "range", "metric": "throughput_gbps", "by": "direction",
+                      "where": dict(only_real, workload="net_bw")})
+    if "net_lat" in workloads:
+        for variant, study in (("docker", "B: roughly doubled (NAT)"), ("podman", "B: roughly doubled (rkt, NAT)"),
+                               ("kvm", "B: +80 %")):
+            if variant in real and baseline in real:
+                items.append({"finding": f"B: TCP request/response latency, {variant} against {baseline}",
+                              "study": study, "value": "change", "metric": "rtt_avg_us", "variant": variant,
+                              "baseline": baseline, "where": {"workload": "net_lat", "protocol": "tcp"}})
+    if "hpcc" in workloads:
+        items.append({"finding": "B: STREAM Copy/Scale/Add/Triad (hpcc), every platform", "study": "B: ~11.2-11.8 "
+                      "GB/s everywhere", "value": "range", "metric": ["stream_copy_gb_s", "stream_scale_gb_s",
+                                                                         "stream_add_gb_s", "stream_triad_gb_s"],
+                      "where": dict(only_real, workload="hpcc")})
+    if "disk" in workloads and "kvm" in real and baseline in real:
+        items.append({"finding": f"B: 4 KiB random read IOPS (fio), kvm against {baseline}", "study": "B: KVM loses",
+                      "value": "change", "metric": "iops", "variant": "kvm", "baseline": baseline,
+                      "where": {"workload": "disk", "pattern": "randread"}})
+    return items
 
 
 def section_title(name, tool, versions=None):

@@ -43,6 +43,7 @@ for _up in (1, 2, 3):
 from ansible.module_utils import storage_compare_fileset as fileset  # noqa: E402
 from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
+from ansible.module_utils.testbed_report_derived import measured_with  # noqa: E402
 
 VARIANTS = ("zfs", "ceph")
 WORKLOADS = ("fio", "copy", "oltp", "rebuild")
@@ -508,6 +509,12 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
     return tables + _rebuild_tables(docs, variants, curve_rows, accesses)
 
 
+# The tools behind each row of the study's table (their versions from the points' environment);
+# the node's CPU is read from /proc/stat by the testbed's own sampler.
+STUDY_TOOLS = {"fio": ["fio"], "copy": ["cp"], "oltp": ["sysbench", "mariadbd"], "rebuild": ["zfs", "ceph"],
+               "node_cpu_pct": []}
+
+
 def _mode_tables(valid, lab, access, suffix):
     """The study's figures beside the measured means, and the node's CPU, of one access mode's valid points."""
     tables = []
@@ -521,8 +528,11 @@ def _mode_tables(valid, lab, access, suffix):
         got = {v: measured(v, workload, where, metric) for v in ("ceph", "zfs")}
         if got["ceph"] is None and got["zfs"] is None:
             continue
+        chosen = [d for d in valid if _matches(d, workload, where)]
+        tools = STUDY_TOOLS["node_cpu_pct" if metric == "node_cpu_pct" else workload]
         rows.append([label, _fmt(ceph), _fmt(zfs), _fmt(_ratio(zfs, ceph), 3),
-                     _fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3)])
+                     _fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3),
+                     "; ".join(measured_with(chosen, t) for t in tools) if tools else "/proc/stat (cpu_sampler)"])
     if rows:
         notes = [f"Study columns: {STUDY_LABEL}; tests inside VMs whose disks were on the storage, Iometer for IOPS, "
                  "60 min each. Measured columns: this run's valid points (means)."]
@@ -531,7 +541,7 @@ def _mode_tables(valid, lab, access, suffix):
                          "direction of the ZFS/Ceph ratio at most, never the figures.")
         tables.append({"title": "The study's figures (their hardware) beside this run's" + suffix,
                        "header": ["test", "study Ceph", "study ZFS", "study ZFS/Ceph", "measured Ceph",
-                                  "measured ZFS", "measured ZFS/Ceph"],
+                                  "measured ZFS", "measured ZFS/Ceph", "measured with"],
                        "rows": rows, "notes": notes})
     cpu = _cpu_table(valid, access, suffix)
     if cpu:
