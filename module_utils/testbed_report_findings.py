@@ -72,9 +72,9 @@ def check_findings(findings):
 
 
 def _with_unit(number, unit, whole=False):
-    """``number unit``; a count (``whole``: max, min or sum of integers) without decimals nor unit."""
+    """``number unit``; a count (``whole``: max, min or sum of integers) without decimals nor unit; 1/s as /s."""
     text = str(int(number)) if whole else fmt_num(number, number)
-    unit = "" if unit == "count" else unit
+    unit = {"count": "", "1/s": "/s"}.get(unit, unit)
     return f"{text} {unit}".rstrip()
 
 
