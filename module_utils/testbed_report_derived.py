@@ -141,8 +141,9 @@ def relative_blocks(run, docs, rel, reference, units, clip, include_invalid, too
         rows = [r for r in data["rows"] if r["metric"] == metric]
         unit = units.get(metric, "")
         blocks.append(("h", 3, f"`{metric}` ({unit})" if unit else f"`{metric}`"))
-        if tool_sentence(docs, tools, [metric]):
-            blocks.append(("p", tool_sentence(docs, tools, [metric])))
+        sentence = tool_sentence(docs, tools, [metric])
+        if sentence:
+            blocks.append(("p", sentence))
         with_ref = any(metric in (ref_values.get(r["variant"]) or {}) for r in rows)
         with_ref_pct = any(metric in (ref_relative.get(r["variant"]) or {}) for r in rows)
         extra = list(rel["columns"])

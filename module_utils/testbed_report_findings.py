@@ -12,12 +12,14 @@ row. Spec key ``report.findings``: ``{title, label, notes, items: [item]}``, an 
 * ``finding``: what the row is about; ``study``: the study's figure as it gives it (text);
 * ``value``: how this run's figure is computed from ``metric`` over the valid points matching
   ``where``: ``range`` (lowest and highest mean of a variant, one mean per variant and metric;
-  ``metric`` may be a list; with ``by``, one mean per variant and value of that parameter), ``max`` / ``min`` / ``sum`` / ``mean`` (over the points' values),
+  ``metric`` may be a list; with ``by``, one mean per variant and value of that parameter),
+  ``max`` / ``min`` / ``sum`` / ``mean`` (over the points' values),
   ``best`` (the variant with the best mean place, ranked per value of the parameter ``by``;
   the direction from ``report.higher_is_better``), ``change`` (the mean of ``variant`` against the
   mean of ``baseline`` in %, Welch-tested) or ``valid`` (valid points of all points matching ``where``).
 """
 
+from ansible.module_utils import testbed_stats as stats
 from ansible.module_utils.testbed_report_base import CONFIDENCE, SIGNIFICANT_MARK, ReportError
 from ansible.module_utils.testbed_report_derived import finite_values, tool_sentence, used_docs
 from ansible.module_utils.testbed_report_format import fmt_num, fmt_p, welch
@@ -30,7 +32,7 @@ NOT_MEASURED = "\u2014 (not measured in this run)"
 
 
 def _mean(values):
-    return sum(values) / len(values)
+    return stats.summary(values)["mean"]
 
 
 def check_findings(findings):
@@ -102,7 +104,7 @@ def _finding(item, docs, all_docs, higher_is_better, units):
             return NOT_MEASURED, how
         mean_b, mean_o = _mean(base), _mean(other)
         p_value, significance, _test = welch(other, base)
-        pct = (mean_o - mean_b) / abs(mean_b) * 100.0
+        pct = stats.pct_change(mean_o, mean_b)
         test = f"p = {fmt_p(p_value)}, significant: {significance}" if p_value is not None else f"test: {significance}"
         return (f"{pct:+.1f} % ({item['variant']} {_with_unit(mean_o, unit)} against {item['baseline']} "
                 f"{_with_unit(mean_b, unit)}; n = {len(other)}/{len(base)}; {test})", how)
