@@ -155,6 +155,13 @@ def _check_reference(reference):
             "relative": relative, "where": _check_where(reference.get("where"), f"{what}.where")}
 
 
+def _check_tools(tools):
+    tools = tools or {}
+    if not isinstance(tools, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tools.items()):
+        raise ReportError(f"report.tools must map a metric name to the tool that measures it, got {tools!r}")
+    return tools
+
+
 def check_spec(spec):
     """Validate and normalise a report spec (a copy); raise ReportError naming the bad key."""
     spec = dict(spec)
@@ -169,8 +176,5 @@ def check_spec(spec):
     spec["pivots"] = check_pivots(spec.get("pivots"))
     spec["ranking"] = check_ranking(spec.get("ranking"))
     spec["findings"] = check_findings(spec.get("findings"))
-    tools = spec.get("tools") or {}
-    if not isinstance(tools, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tools.items()):
-        raise ReportError(f"report.tools must map a metric name to the tool that measures it, got {tools!r}")
-    spec["tools"] = tools
+    spec["tools"] = _check_tools(spec.get("tools"))
     return spec

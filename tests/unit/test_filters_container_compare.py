@@ -365,6 +365,11 @@ def test_report_findings_put_the_studies_words_beside_this_runs_figures():
     assert not any("kvm" in i for i in items)
     assert items[latency[0]]["where"] == {"workload": "net_lat", "protocol": "tcp"}
     assert items["B: network bandwidth (nuttcp), every platform"]["by"] == "direction"
+    # each metric named with the tool that gives it (its version from the points); the host's CPU with none
+    tools = spec["tools"]
+    assert (tools["throughput_gbps"], tools["rtt_avg_us"], tools["stream_triad_gb_s"], tools["iops"]) == (
+        SETTINGS.get("net_bw_tool", "nuttcp"), SETTINGS.get("net_lat_tool", "netperf"), "hpcc", "fio")
+    assert "host_busy_pct" not in tools
     # with kvm at real speed (KVM on hardware) its rows are there
     hostvars = dict(HOSTVARS, **{"cc-kvm": {"container_compare_variant": "kvm"}})
     names = [i["finding"] for i in cc.cc_report(cc.cc_variants(HOSTS, hostvars), ALL, SETTINGS)["findings"]["items"]]

@@ -452,13 +452,15 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         _fail(fname, f"workloads must name known workloads ({', '.join(WORKLOADS)}), got {workloads!r}")
     names = [v["variant"] for v in variants]
     emulated = [v["variant"] for v in variants if v.get("emulated")]
-    sections, hib = [], {}
+    sections, hib, tools = [], {}, {}
     for name in workloads:
         spec = WORKLOADS[name]
         tool = workload_tool(name, settings, fname)
         metrics = list(spec["tools"][tool]) if name != "disk" else ["iops", "bandwidth_mib_s", "clat_p99_us"]
         metrics += {"ftp": ["total_s", "first_byte_ms"], "compress": ["compress_mb_s"],
                     "net_bw": ["client_cpu_pct", "server_cpu_pct"] if tool == "nuttcp" else []}.get(name, [])
+        # the metrics the tool itself gives (not the host's CPU), for "Measured with <tool> <version>"
+        tools.update({metric: tool for metric in metrics if metric not in tools})
         metrics += list(HOST_CPU)
         section = {"title": section_title(name, tool), "where": {"workload": name}, "metrics": metrics}
         if spec["x"]:
@@ -516,10 +518,7 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         spec["findings"] = {"title": "The studies' findings beside this run's (their hardware)",
                             "label": "the study", "items": findings}
         # the tool behind each finding's metric (its version from the points' extra.tool)
-        tools = {"throughput_gbps": "net_bw", "rtt_avg_us": "net_lat", "stream_copy_gb_s": "hpcc",
-                 "stream_scale_gb_s": "hpcc", "stream_add_gb_s": "hpcc", "stream_triad_gb_s": "hpcc",
-                 "iops": "disk"}
-        spec["tools"] = {m: workload_tool(w, settings, fname) for m, w in tools.items() if w in workloads}
+        spec["tools"] = tools
     if emulated:
         notes[0] += " They are left out of the overall index and of the comparison with the studies' figures."
     return spec

@@ -509,27 +509,23 @@ def sc_report_tables(documents, variants, lab=False, curve_rows=12, access="loca
     return tables + _rebuild_tables(docs, variants, curve_rows, accesses)
 
 
-# The tools behind each row of the study's table (their versions from the points' environment);
-# the node's CPU is read from /proc/stat by the testbed's own sampler.
-STUDY_TOOLS = {"fio": ["fio"], "copy": ["cp"], "oltp": ["sysbench", "mariadbd"], "rebuild": ["zfs", "ceph"],
-               "node_cpu_pct": []}
+# The tools behind each workload's rows of the study's table (their versions from the points'
+# environment); the node's CPU (node_cpu_pct) is read from /proc/stat by the testbed's own sampler.
+STUDY_TOOLS = {"fio": ["fio"], "copy": ["cp"], "oltp": ["sysbench", "mariadbd"], "rebuild": ["zfs", "ceph"]}
 
 
 def _mode_tables(valid, lab, access, suffix):
     """The study's figures beside the measured means, and the node's CPU, of one access mode's valid points."""
     tables = []
 
-    def measured(variant, workload, where, metric):
-        return _mean([(d.get("metrics") or {}).get(metric) for d in valid
-                      if d.get("variant") == variant and _matches(d, workload, where)])
-
     rows = []
     for label, workload, where, metric, ceph, zfs in STUDY:
-        got = {v: measured(v, workload, where, metric) for v in ("ceph", "zfs")}
+        chosen = [d for d in valid if _matches(d, workload, where)]
+        got = {v: _mean([(d.get("metrics") or {}).get(metric) for d in chosen if d.get("variant") == v])
+               for v in ("ceph", "zfs")}
         if got["ceph"] is None and got["zfs"] is None:
             continue
-        chosen = [d for d in valid if _matches(d, workload, where)]
-        tools = STUDY_TOOLS["node_cpu_pct" if metric == "node_cpu_pct" else workload]
+        tools = [] if metric == "node_cpu_pct" else STUDY_TOOLS[workload]
         rows.append([label, _fmt(ceph), _fmt(zfs), _fmt(_ratio(zfs, ceph), 3),
                      _fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3),
                      "; ".join(measured_with(chosen, t) for t in tools) if tools else "/proc/stat (cpu_sampler)"])
