@@ -10,6 +10,7 @@ import os
 from ansible.module_utils.testbed_report_base import CONFIDENCE
 from ansible.module_utils.testbed_report_format import is_clipped, safe_file_name
 from ansible.module_utils.testbed_report_model import is_finite_number, json_key, value_label
+from ansible.module_utils.testbed_results import make_private_dirs, private_opener
 
 
 def load_pyplot():
@@ -21,6 +22,12 @@ def load_pyplot():
     except ImportError:
         return None
     return plt
+
+
+def _save(fig, path):
+    """The figure as PNG at ``path``, for its owner only (testbed_results.FILE_MODE)."""
+    with open(path, "wb", opener=private_opener) as handle:
+        fig.savefig(handle, format="png")
 
 
 def write_charts(model, run_dir, plt, prefix="", heading=""):
@@ -50,8 +57,7 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
                 series.append((model.label(skey), points))
         if not series:
             continue
-        if not os.path.isdir(chart_dir):
-            os.makedirs(chart_dir)
+        make_private_dirs(chart_dir)
         fig, ax = plt.subplots(figsize=(8, 4.8), dpi=100)
         marked = False
         if model.x_numeric:
@@ -116,7 +122,7 @@ def write_charts(model, run_dir, plt, prefix="", heading=""):
         ax.legend(fontsize="small")
         fig.tight_layout()
         name = f"{prefix}{safe_file_name(metric)}.png"
-        fig.savefig(os.path.join(chart_dir, name))
+        _save(fig, os.path.join(chart_dir, name))
         plt.close(fig)
         charts[metric] = f"charts/{name}"
     return charts
@@ -126,8 +132,7 @@ def write_table_chart(table, run_dir, plt, prefix):
     """A derived table's line chart (e.g. rebuild progress curves): charts/<prefix><title>.png."""
     chart = table["chart"]
     chart_dir = os.path.join(run_dir, "charts")
-    if not os.path.isdir(chart_dir):
-        os.makedirs(chart_dir)
+    make_private_dirs(chart_dir)
     fig, ax = plt.subplots(figsize=(8, 4.8), dpi=100)
     for label, points in chart["series"].items():
         ax.plot([p[0] for p in points], [float("nan") if p[1] is None else p[1] for p in points],
@@ -139,6 +144,6 @@ def write_table_chart(table, run_dir, plt, prefix):
     ax.legend(fontsize="small")
     fig.tight_layout()
     name = f"{prefix}{safe_file_name(table['title'])}.png"
-    fig.savefig(os.path.join(chart_dir, name))
+    _save(fig, os.path.join(chart_dir, name))
     plt.close(fig)
     return f"charts/{name}"

@@ -19,6 +19,7 @@ from ansible.module_utils.testbed_report_load import load_run
 from ansible.module_utils.testbed_report_make import write_text_file
 from ansible.module_utils.testbed_report_model import is_finite_number, json_key, value_label
 from ansible.module_utils.testbed_report_render import md_cell
+from ansible.module_utils.testbed_results import make_private_dirs, private_opener
 from ansible.module_utils.testbed_results_params import parameter_changes, show_value
 
 COMPARE_FIELDS = ("variant", "parameters", "metric", "unit", "mean_a", "n_a", "mean_b", "n_b", "change_pct",
@@ -187,7 +188,7 @@ def render_compare_md(rows, info):
 
 
 def write_compare_csv(rows, path):
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with open(path, "w", encoding="utf-8", newline="", opener=private_opener) as handle:
         writer = csv.writer(handle)
         writer.writerow(COMPARE_FIELDS)
         for r in rows:
@@ -200,8 +201,7 @@ def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics
     text = render_compare_md(rows, info)
     (out or sys.stdout).write(text)
     if out_dir:
-        if not os.path.isdir(out_dir):
-            os.makedirs(out_dir)
+        make_private_dirs(out_dir)
         write_text_file(os.path.join(out_dir, "compare.md"), text)
         path = os.path.join(out_dir, "compare.csv")
         write_compare_csv(rows, path + ".tmp")

@@ -9,6 +9,7 @@ import csv
 import json
 
 from ansible.module_utils.testbed_report_base import CONFIDENCE
+from ansible.module_utils.testbed_results import private_opener
 
 
 def csv_value(value):
@@ -35,7 +36,7 @@ def write_results_csv(docs, path):
     metric_cols = [m if m not in taken else f"metric_{m}" for m in metric_names]
     header = fixed + param_cols + ["repetition", "valid"] + (["verdict"] if with_verdict else []) + metric_cols
     header.append("reasons")
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with open(path, "w", encoding="utf-8", newline="", opener=private_opener) as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for doc in sorted(docs, key=lambda d: d["point_id"]):
@@ -54,7 +55,7 @@ def write_summary_csv(sections, path, titled=False):
     """Per section x series x x x metric statistics (raw intervals, never clipped); a section column when titled."""
     header = ["series", "variant", "x_param", "x", "metric", "unit", "points", "n_invalid", "n_missing"]
     header = (["section"] if titled else []) + header + list(SUMMARY_FIELDS) + ["confidence"]
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with open(path, "w", encoding="utf-8", newline="", opener=private_opener) as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for section in sections:

@@ -18,11 +18,13 @@ from ansible.module_utils.testbed_report_load import load_run, matches
 from ansible.module_utils.testbed_report_model import Model
 from ansible.module_utils.testbed_report_render import render_html, render_md
 from ansible.module_utils.testbed_report_spec import check_spec
+from ansible.module_utils.testbed_results import private_opener
 
 
 def write_text_file(path, text):
+    """``text`` to ``path`` via ``path.tmp`` + rename, for its owner only (testbed_results.FILE_MODE)."""
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
+    with open(tmp, "w", encoding="utf-8", opener=private_opener) as handle:
         handle.write(text)
     os.rename(tmp, path)
 

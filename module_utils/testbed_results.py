@@ -14,7 +14,11 @@ The point files are the truth: a point is *done* when its document exists.  A
 document is written only after its measurement finished (temp file + rename),
 so an interrupted point is simply pending on the next run.
 
-Plain functions (no AnsibleModule; only the shared ``testbed_parse`` helpers):
+Files are written FILE_MODE (0600) and directories made DIR_MODE (0700): a run's
+command line, facts and raw outputs are for its owner only.
+
+Plain functions (no AnsibleModule; only the shared ``testbed_parse`` and
+``testbed_provenance`` helpers):
 ``library/result_run.py`` and ``library/result_store.py`` are thin wrappers,
 pytest imports this directly.  Refusals raise :class:`ResultError` (a
 ValueError) whose message is one sentence naming the bad field.
@@ -28,8 +32,10 @@ import math
 import os
 import re
 import shutil
+import tempfile
 
-from ansible.module_utils.testbed_parse import TEMP_PREFIX, write_json_atomic
+from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir
+from ansible.module_utils.testbed_provenance import redact_provenance
 from ansible.module_utils.testbed_results_params import canonical_json, describe_changes, parameter_changes
 from ansible.module_utils.testbed_results_summary import describe_plan
 
@@ -255,6 +261,73 @@ def plan_hash(plan):
 # Files
 # ---------------------------------------------------------------------------
 
+# A run holds what it saw - the command line, the hosts' facts, raw tool output - so no other local user
+# reads it: every file the store and the report write is FILE_MODE, every directory they make DIR_MODE
+# (whatever the umask; an existing directory keeps its mode).
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def make_private_dirs(path):
+    """Make the directory ``path`` and its missing parents, each DIR_MODE; nothing when it exists."""
+    path = os.path.abspath(path)
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            if not os.path.isdir(directory):
+                raise
+
+
+def private_opener(path, flags):
+    """``open(..., opener=private_opener)``: the file is created FILE_MODE (an existing one is narrowed to it)."""
+    fd = os.open(path, flags, FILE_MODE)
+    try:
+        os.fchmod(fd, FILE_MODE)
+    except OSError:
+        pass  # someone else's file: the mode is theirs to keep
+    return fd
+
+
+def _write_atomic(path, write, suffix=""):
+    """``write(handle)`` into a FILE_MODE temp file beside ``path``, fsync, rename, fsync of the directory."""
+    directory = os.path.dirname(os.path.abspath(path))
+    make_private_dirs(directory)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix, dir=directory)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    fsync_dir(directory)
+
+
+def write_text_atomic(path, text):
+    """Write ``text`` to ``path`` atomically (temp file + rename), FILE_MODE."""
+    _write_atomic(path, lambda handle: handle.write(text))
+
+
+def write_json_atomic(path, document):
+    """``document`` as JSON (the text of testbed_parse.write_json_atomic) to ``path``, atomically, FILE_MODE."""
+    def write(handle):
+        json.dump(document, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    _write_atomic(path, write, suffix=".json")
+
+
 def read_json(path):
     with open(path, "r", encoding="utf-8") as handle:
         return json.load(handle)
@@ -269,7 +342,7 @@ class RunLock:
 
     def __enter__(self):
         if fcntl is not None:
-            self.handle = open(self.path, "a")
+            self.handle = open(self.path, "a", opener=private_opener)
             fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX)
         return self
 
@@ -554,6 +627,8 @@ def open_run(results_root, experiment, plan, run_id="auto", run_parameters=None,
     run_id = _check_open_arguments(experiment, run_id, force, run_parameters, report, estimate_s_per_point)
     if provenance is not None and not isinstance(provenance, dict):
         raise ResultError(f"provenance must be a mapping, got {provenance!r}")
+    # no secret is stored, whoever made the provenance (the lookup redacts already: this changes nothing then)
+    provenance = redact_provenance(provenance)
     points = normalize_plan(plan)
     now = now or _utcnow()
     request = {"experiment": experiment, "experiment_dir": os.path.join(results_root, experiment),
@@ -721,7 +796,7 @@ def _write_run_file(run_dir, run, now):
     """Write ``run.json`` and the index; a run directory made just now is removed again when that fails."""
     made = not os.path.isdir(run_dir)
     if made:
-        os.makedirs(run_dir)
+        make_private_dirs(run_dir)
     try:
         with RunLock(run_dir):
             write_json_atomic(os.path.join(run_dir, RUN_FILE), run)

@@ -17,9 +17,8 @@ import os
 import platform
 import re
 import socket
-import tempfile
 
-from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir, unit_of, write_json_atomic
+from ansible.module_utils.testbed_parse import fsync_dir, unit_of
 from ansible.module_utils.testbed_results import (
     INDEX_FILE,
     RAW_DIR,
@@ -30,12 +29,15 @@ from ansible.module_utils.testbed_results import (
     RunLock,
     format_timestamp,
     load_run_file,
+    make_private_dirs,
     normalize_point,
     parse_timestamp,
     point_docs,
     point_id,
     read_json,
     refresh_index,
+    write_json_atomic,
+    write_text_atomic,
 )
 from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
 
@@ -452,25 +454,6 @@ def _point_document(run, planned, given):
     }
 
 
-def _write_text_atomic(path, text):
-    """Write a raw output: temp file, fsync, rename, fsync of the directory (as ``write_json_atomic``)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    fsync_dir(directory)
-
-
 def _write_point(run_dir, document, raw, old_raw):
     """Raw files, then the document (the document makes the point); stale raw files of an overwritten one go."""
     ident = document["point_id"]
@@ -480,7 +463,7 @@ def _write_point(run_dir, document, raw, old_raw):
             raw_path = os.path.join(run_dir, RAW_DIR, f"{ident}.{name}")
             if not os.path.exists(raw_path):
                 written.append(raw_path)
-            _write_text_atomic(raw_path, raw[name])
+            write_text_atomic(raw_path, raw[name])
         write_json_atomic(os.path.join(run_dir, ident + ".json"), document)
     except BaseException:
         # No document, so no point: leave no raw files of it behind either.
@@ -511,7 +494,7 @@ def supersede(run_dir, ident, document):
     while os.path.exists(os.path.join(run_dir, SUPERSEDED_DIR, f"{ident}.{number}")):
         number += 1
     target = os.path.join(run_dir, SUPERSEDED_DIR, f"{ident}.{number}")
-    os.makedirs(os.path.join(target, RAW_DIR))
+    make_private_dirs(os.path.join(target, RAW_DIR))
     for name in document.get("raw_files") or []:
         if isinstance(name, str) and name.startswith(RAW_DIR + "/" + ident + ".") and "/" not in name[len(RAW_DIR) + 1:]:
             source = os.path.join(run_dir, name)

@@ -11,6 +11,9 @@ description:
     and C(source), C(git) or C(installed)), C(command) (the ansible-playbook command line), C(extra_vars) (every
     C(-e) as given), C(cwd), C(ansible_core_version), C(collections) (name -> version of those the testbed uses),
     C(python_version) and C(controller) (host name).
+  - No secret is returned - in C(command) and C(extra_vars) the value of every variable with a secret's name
+    (Ansible's password variables, names with password, secret, token, key, ...) and every vault-encrypted value
+    is C(<redacted>); of C(-e @file) only the file's name is kept (module_utils/testbed_provenance.py has the rule).
   - Runs on the controller, inside ansible-playbook (a lookup sees its command line; a module does not).
   - roles/testbed_sweep passes it to the result store, which keeps it in C(run.json) and in every point document;
     the report prints it in its header.
@@ -94,7 +97,11 @@ class LookupModule(LookupBase):
 
     def run(self, terms, variables=None, **kwargs):
         if LookupModule._cached is None:
-            extra = context.CLIARGS.get("extra_vars", ()) if context.CLIARGS else ()
+            # The -e arguments as typed (strings, before Ansible parses them): provenance() redacts them and argv.
+            # A vaulted value reaches them only inline (vault text, a !vault value in a YAML/JSON -e: redacted)
+            # or in an @file (only its name is kept); a vault-encrypted object (one that arrived through the
+            # vars) is redacted before it is ever turned into text - str() would decrypt it.
+            extra = list(context.CLIARGS.get("extra_vars", ()) if context.CLIARGS else ())
             installed = _collection_version()
             # An installed collection is never asked to git (it may sit inside someone else's repository):
             # git -C /dev/null fails, and the provenance says "installed" with the collection's version.
