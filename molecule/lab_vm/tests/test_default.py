@@ -56,7 +56,9 @@ def test_guest_clock_close_to_the_host(host, guest):
     before = time.time()
     guest_now = float(guest.check_output("date +%s.%N"))
     after = time.time()
-    assert before - 0.5 <= guest_now <= after + 0.5
+    # the role steps the clock when it is off by more than 0.1 s beyond half the round trip of its
+    # measurement: on a busy machine that round trip can be a second and more (an emulated guest)
+    assert before - 2.0 <= guest_now <= after + 2.0
 
 
 def test_qemu_monitor_socket_answers(host):

@@ -54,7 +54,7 @@ def test_fingerprint(host, fact):
     tarball_sha = host.check_output("sha256sum %s", fact["rootfs_tarball"]).split()[0]
     assert fact["image_id"] == tarball_sha
     assert fact["cpus"] >= 1 and fact["memory_mb"] == 2048
-    assert 0 < float(fact["boot_seconds"]) < 180
+    assert 0 < float(fact["boot_seconds"]) <= 300  # within the boot timeout (molecule.yml)
 
 
 def test_qemu_runs_the_disk_snapshot_with_a_virtio_nic_on_the_tap(host, fact):
