@@ -244,18 +244,22 @@ def unreachable_inventory(directory, hosts_yml):
     return directory
 
 
-def start_server(argv, port, what, tries=50):
-    """Start a server a test needs on loopback and wait until 127.0.0.1:``port`` accepts (``tries`` x 0.1 s).
+def start_server(argv, port, what, deadline_s=60):
+    """Start a server a test needs on loopback and wait until 127.0.0.1:``port`` accepts (up to ``deadline_s``).
 
-    Returns the process (the fixture stops it); a server that never listens is killed and the
-    test fails with its stderr, naming ``what`` it was.
+    Returns the process (the fixture stops it); a server that exits or never listens is killed and the
+    test fails with its stderr, naming ``what`` it was. The deadline only guards against a hang.
     """
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(tries):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return proc
         except OSError:
+            if proc.poll() is not None and proc.returncode != 0:
+                break
             time.sleep(0.1)
     proc.kill()
+    proc.wait(timeout=60)
     raise AssertionError("%s did not start: %s" % (what, proc.stderr.read().decode()))

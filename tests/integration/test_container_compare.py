@@ -29,7 +29,7 @@ SMALL = ['-e', '{"container_compare_variants": ["native", "docker"], "container_
                ' "container_compare_cpu_threads": [1], "container_compare_memory_operations": ["read"],'
                ' "container_compare_disk_patterns": ["randread", "read", "write"]}',
          '-e', 'container_compare_repetitions=1', '-e', 'container_compare_web_requests=500',
-         '-e', 'container_compare_ftp_file_mb=20', '-e', 'container_compare_mail_duration_s=4',
+         '-e', 'container_compare_ftp_file_mb=20', '-e', 'container_compare_mail_duration_s=15',
          '-e', 'container_compare_cpu_duration_s=2', '-e', 'container_compare_hpcc_n=500',
          '-e', 'container_compare_memory_total_gb=0.2', '-e', 'container_compare_disk_runtime_s=2',
          '-e', 'container_compare_disk_size_mb=32', '-e', 'container_compare_net_duration_s=2',

@@ -43,7 +43,7 @@ all:
 def test_bad_input_stops_before_anything_is_written(tmp_path, extra, sentence):
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
     results = tmp_path / "results"
-    proc = play("playbooks/nfv-chain.yml", "-e", extra, inventory=inventory, results=results, timeout=120)
+    proc = play("playbooks/nfv-chain.yml", "-e", extra, inventory=inventory, results=results, timeout=600)
     assert proc.returncode == 10, why(proc)
     last = exit_line(proc)
     assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
@@ -56,7 +56,7 @@ def test_removing_the_chain_checks_the_settings_first(tmp_path, absent):
     """testbed_state=absent (or its older spelling) touches the host: a typo beside it stops the run before that."""
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
     proc = play("playbooks/nfv-chain.yml", "-e", absent, "-e", "nfv_chain_nmae=mine",
-                inventory=inventory, results=tmp_path / "results", timeout=120)
+                inventory=inventory, results=tmp_path / "results", timeout=600)
     assert proc.returncode == 10, why(proc)
     assert "unknown variable nfv_chain_nmae: did you mean nfv_chain_name?" in proc.stdout, why(proc)
     assert "TASK [Only remove what the experiment builds" not in proc.stdout, why(proc)
@@ -65,6 +65,6 @@ def test_removing_the_chain_checks_the_settings_first(tmp_path, absent):
 def test_the_unreachable_inventory_passes_the_checks(tmp_path):
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
     proc = play("playbooks/nfv-chain.yml", "--tags", "plan", inventory=inventory, results=tmp_path / "results",
-                timeout=120)
+                timeout=600)
     assert proc.returncode == 0, why(proc)
     assert "Plan:" in proc.stdout

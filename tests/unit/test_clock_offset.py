@@ -36,18 +36,25 @@ def test_estimate_offset_behind_and_bad_samples():
 
 
 def _action(monkeypatch, outputs, args=None):
-    """The action with its connection replaced by canned `date` results."""
+    """The action with its connection replaced by canned `date` results (a callable is called at each command)."""
     monkeypatch.setattr(co.ActionBase, "run", lambda self, tmp=None, task_vars=None: {})
     action = co.ActionModule.__new__(co.ActionModule)
     action._task = types.SimpleNamespace(args=args or {})
     replies = iter(outputs)
-    action._low_level_execute_command = lambda cmd, sudoable=False: next(replies)
+
+    def execute(cmd, sudoable=False):
+        reply = next(replies)
+        return reply() if callable(reply) else reply
+    action._low_level_execute_command = execute
     return action
 
 
 def test_action_measures(monkeypatch):
-    now = time.time()
-    action = _action(monkeypatch, [{"rc": 0, "stdout": "%.6f\n" % (now + 5.0)}] * 3, {"rounds": 3})
+    # The remote clock runs 5 s ahead: its reply is made when the command runs, so the offset holds
+    # however long the test takes to get there.
+    def remote_date():
+        return {"rc": 0, "stdout": "%.6f\n" % (time.time() + 5.0)}
+    action = _action(monkeypatch, [remote_date] * 3, {"rounds": 3})
     result = action.run(task_vars={"inventory_hostname": "lvs-director"})
     assert result["samples"] == 3 and not result.get("failed")
     assert result["offset_s"] == pytest.approx(5.0, abs=0.5)

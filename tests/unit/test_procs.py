@@ -26,6 +26,7 @@ from ansible.module_utils.testbed_procs import (
     read_proc,
     read_records,
     record_pid,
+    snapshot,
     started_before,
     stop,
     wait_exec,
@@ -223,6 +224,22 @@ def running(child):
     return info is not None and info["state"] not in ("Z", "X")
 
 
+def wait_for(condition, what, deadline_s=10):
+    """Poll ``condition()`` until it returns something true; the deadline only guards against a hang."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out waiting until " + what
+        time.sleep(0.01)
+
+
+def children_running(pid, cmdline):
+    """The pids of ``pid``'s children that have exec'd ``cmdline`` (seen in /proc)."""
+    return [p for p, info in snapshot().items() if info["ppid"] == pid and info["cmdline"] == cmdline]
+
+
 def test_stop_kills_the_recorded_sleep_and_not_an_identical_one(tmp_path, sleepers):
     ours, operators = sleepers(), sleepers()
     assert record_pid(str(tmp_path), "sleeper", ours.pid, "toy")["cmdline"] == ["sleep", "300"]
@@ -247,7 +264,8 @@ def test_stop_leaves_a_reused_pid_alone_and_forgets_the_record(tmp_path, sleeper
 def test_stop_sends_kill_after_the_grace_period(tmp_path, sleepers):
     stubborn = subprocess.Popen(["sh", "-c", "trap '' TERM; sleep 300 & wait"], start_new_session=True)
     try:
-        time.sleep(0.2)
+        # the sh has set its trap and forked its sleep (which has exec'd) before it is recorded
+        wait_for(lambda: children_running(stubborn.pid, ["sleep", "300"]), "the sh has started its sleep")
         record_pid(str(tmp_path), "stubborn", stubborn.pid)
         result = stop(str(tmp_path), grace_s=0.5)
         assert result["stopped"][0]["signal"] == "KILL" and len(result["stopped"][0]["pids"]) == 2
@@ -374,13 +392,11 @@ def test_a_command_started_through_the_shell_prefix_records_itself_and_is_stoppe
     time.sleep(0.05)   # the start time counts clock ticks (1/100 s): the operator's sleep starts in a later one
     operators = sleepers()
     try:
-        for _ in range(100):
-            if record.exists():
-                break
-            time.sleep(0.05)
+        wait_for(record.exists, "the prefix has written its record")
         written = json.loads(record.read_text())
         assert written["pid"] == ours.pid and written["how"] == "sh" and "cmdline" not in written
-        time.sleep(0.2)
+        # the prefix execs the command once the record is written: same pid, sleep's cmdline
+        wait_for(lambda: (read_proc(ours.pid) or {}).get("cmdline") == ["sleep", "300"], "the prefix has exec'd")
         assert read_proc(ours.pid)["cmdline"] == ["sleep", "300"]           # exec'd: same pid
         assert written["starttime"] == read_proc(ours.pid)["starttime"]
         records, problems = read_records(str(tmp_path / "procs"))
@@ -425,11 +441,8 @@ def test_shell_stop_stops_the_recorded_only(tmp_path, sleepers):
     ours = subprocess.Popen(record_argv(str(procs / "load.json")) + ["sleep", "300"], start_new_session=True)
     operator = sleepers()
     try:
-        for _ in range(100):
-            if (procs / "load.json").exists():
-                break
-            time.sleep(0.05)
-        time.sleep(0.2)
+        wait_for((procs / "load.json").exists, "the prefix has written its record")
+        wait_for(lambda: (read_proc(ours.pid) or {}).get("cmdline") == ["sleep", "300"], "the prefix has exec'd")
         # a record whose pid another process took over (the operator's sleep, another start time) ...
         reused = json.loads((procs / "load.json").read_text())
         reused.update(pid=operator.pid, starttime=reused["starttime"] - 1)
