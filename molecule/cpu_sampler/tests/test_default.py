@@ -4,6 +4,9 @@ import os
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
+# side_effect.yml: the sampler's interval and the idle / busy windows (s).
+INTERVAL, IDLE_S, BUSY_S = 0.2, 5.0, 8.0
+
 
 def _lines(host):
     return host.file("/var/lib/testbed/cpu-sampler/samples.log").content_string.splitlines()
@@ -64,7 +67,10 @@ def test_sampler_agrees_with_the_cgroup_idle_and_busy(host):
     busy_start, busy_end, busy_ref = _window(host, "/var/tmp/burn.window")
     idle, busy = _sampled(host, idle_start, idle_end), _sampled(host, busy_start, busy_end)
     assert idle["container"] is True and busy["container"] is True
-    assert idle["samples"] >= 5 and busy["samples"] >= 8, (idle, busy)
+    # at least half the nominal samples: the sampler ran through each window
+    # (a loaded machine may delay ticks, not halve them)
+    assert idle["samples"] >= 0.5 * IDLE_S / INTERVAL, (idle, busy)
+    assert busy["samples"] >= 0.5 * BUSY_S / INTERVAL, (idle, busy)
     assert busy_ref > idle_ref + 10.0, (idle_ref, busy_ref)
     for got, ref in ((idle["cgroup_pct"], idle_ref), (busy["cgroup_pct"], busy_ref)):
         assert abs(got - ref) <= max(8.0, 0.15 * ref), (got, ref)

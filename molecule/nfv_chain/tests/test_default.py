@@ -40,13 +40,17 @@ def dnat_packets(host, firewall, comment, table="nat", chain="PREROUTING"):
 
 
 def iperf3_peer(host, entry):
-    """Run a 1 s iperf3 test through the chain; return (Gbit/s, peer the backend saw)."""
+    """Run a 1 s iperf3 test through the chain; return (bytes received, peer the backend saw).
+
+    Bytes, not a rate: the test checks that traffic crosses the chain, and a
+    throughput floor would depend on the machine's speed and load.
+    """
     out = docker(host, "exec", CLIENT, "iperf3", "-c", entry, "-t", "1", "-J", "--get-server-output")
     result = json.loads(out)
     assert "error" not in result, result.get("error")
     match = re.search(r"Accepted connection from ([0-9.]+)", result["server_output_text"])
     assert match, result["server_output_text"]
-    return result["end"]["sum_received"]["bits_per_second"] / 1e9, match.group(1)
+    return result["end"]["sum_received"]["bytes"], match.group(1)
 
 
 @pytest.mark.parametrize("name", CONTAINERS)
@@ -73,18 +77,18 @@ def test_networks_are_internal_with_fixed_bridges(host):
 
 
 def test_baseline_goes_straight_to_the_backend(host):
-    gbps, peer = iperf3_peer(host, "10.232.0.20")
+    received, peer = iperf3_peer(host, "10.232.0.20")
     assert peer == "10.232.0.10"
-    assert gbps > 0.1
+    assert received > 0
 
 
 def test_one_vnf_traffic_crosses_the_firewall_nat(host):
     before = dnat_packets(host, FW1, "nfv-dnat-tcp-5201")
-    gbps, peer = iperf3_peer(host, "10.232.8.20")
+    received, peer = iperf3_peer(host, "10.232.8.20")
     # DNAT counted the new connections; MASQUERADE made the backend see the firewall.
     assert dnat_packets(host, FW1, "nfv-dnat-tcp-5201") >= before + 2
     assert peer == "10.232.9.10"
-    assert gbps > 0.1
+    assert received > 0
 
 
 def test_icmp_crosses_the_firewall(host):
@@ -107,11 +111,11 @@ def test_firewall_drops_what_it_does_not_forward(host):
 
 def test_two_vnf_traffic_crosses_firewall_and_proxy(host):
     before = dnat_packets(host, FW2, "nfv-dnat-tcp-5201")
-    gbps, peer = iperf3_peer(host, "10.232.16.20")
+    received, peer = iperf3_peer(host, "10.232.16.20")
     assert dnat_packets(host, FW2, "nfv-dnat-tcp-5201") >= before + 2
     # The proxy opened its own connection: the backend sees the proxy's egress address.
     assert peer == "10.232.18.10"
-    assert gbps > 0.1
+    assert received > 0
 
 
 def test_tcp_round_trip_through_the_proxy(host):

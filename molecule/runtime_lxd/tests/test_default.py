@@ -61,15 +61,16 @@ def test_ansible_connection_plugin_reaches_python3(host):
 
 def test_host_reaches_the_guest_on_the_bridge(host):
     # A bounded HTTP server in the guest on its bridge address; the host fetches from it.
-    guest(host, "cd /tmp && nohup timeout 60 python3 -m http.server %d --bind %s >/dev/null 2>&1 &" % (PORT, ADDRESS))
+    # (bounded at 180 s, beyond the 60 s the host waits for it to answer)
+    guest(host, "cd /tmp && nohup timeout 180 python3 -m http.server %d --bind %s >/dev/null 2>&1 &" % (PORT, ADDRESS))
     try:
-        code = ""
-        for _ in range(20):
-            code = host.run("curl -s -m 5 -o /dev/null -w '%%{http_code}' http://%s:%d/" % (ADDRESS, PORT)).stdout
+        code, deadline = "", time.monotonic() + 60
+        while time.monotonic() < deadline:
+            code = host.run("curl -s -m 10 -o /dev/null -w '%%{http_code}' http://%s:%d/" % (ADDRESS, PORT)).stdout
             if code == "200":
                 break
             time.sleep(0.5)
-        assert code == "200"
+        assert code == "200", code
     finally:
         guest(host, "pkill -f 'http.server %d' || true" % PORT)
 

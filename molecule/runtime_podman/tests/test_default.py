@@ -114,14 +114,15 @@ def test_host_reaches_the_guest_address(host, fact):
     address = fact["address"]
     host.check_output("podman exec -d %s python3 -m http.server 8080 --bind %s --directory /etc" % (NAME, address))
     try:
-        body = None
-        for _ in range(40):
+        # until the server answers; 60 s only guards against a hang
+        body, error, deadline = None, None, time.monotonic() + 60
+        while body is None and time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen("http://%s:8080/hostname" % address, timeout=2) as response:
+                with urllib.request.urlopen("http://%s:8080/hostname" % address, timeout=10) as response:
                     body = response.read().decode()
-                break
-            except OSError:
-                time.sleep(0.25)
-        assert body is not None and body.strip() == NAME
+            except OSError as exc:
+                error = exc
+                time.sleep(0.5)
+        assert body is not None and body.strip() == NAME, (body, error)
     finally:
         host.run("podman exec %s pkill -f http.server" % NAME)
