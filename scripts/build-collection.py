@@ -474,6 +474,7 @@ def build(out, tarball=True):
     with open(os.path.join(coll, "meta", "runtime.yml"), "w", encoding="utf-8") as handle:
         handle.write(f"---\nrequires_ansible: \"{REQUIRES_ANSIBLE}\"\n")
     shutil.copy2(COLLECTION_README, os.path.join(coll, "README.md"))
+    shutil.copy2(os.path.join(ROOT, "LICENSE"), os.path.join(coll, "LICENSE"))  # the GPL-3.0 text every header names
     galaxy = {
         "namespace": NAMESPACE,
         "name": NAME,

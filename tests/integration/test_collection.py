@@ -102,7 +102,8 @@ def test_the_tarball_is_a_collection(installed):
     assert (manifest["namespace"], manifest["name"]) == ("testbed", "infra")
     assert set(manifest["dependencies"]) <= {"ansible.posix", "community.crypto", "community.docker",
                                              "community.general", "containers.podman"}
-    for path in ("meta/runtime.yml", "plugins/modules/fio_parse.py", "plugins/module_utils/testbed_schemas.py",
+    assert "GNU GENERAL PUBLIC LICENSE" in (root / "LICENSE").read_text().splitlines()[0]
+    for path in ("LICENSE", "meta/runtime.yml", "plugins/modules/fio_parse.py", "plugins/module_utils/testbed_schemas.py",
                  "plugins/filter/testbed_stats.py", "plugins/filter/summary.yml", "plugins/lookup/testbed_provenance.py",
                  "plugins/action/clock_offset.py", "plugins/callback/testbed_exit.py",
                  "plugins/doc_fragments/testbed_parse.py", "roles/runtime_docker/files/ensure-dockerd.sh",
