@@ -52,7 +52,7 @@ MAKE_TANK = (
     "zpool create -o cachefile=none -O compression=lz4 tank /root/tank.vdev; "
     "zfs create tank/data; head -c 4194304 /dev/urandom > /tank/data/keep; zfs snapshot tank/data@before; "
     "zfs create -V 64M tank/opvol; udevadm settle; n=0; "
-    "while [ ! -b /dev/zvol/tank/opvol ] && [ $n -lt 100 ]; do sleep 0.2; n=$((n+1)); done; "
+    "while [ ! -b /dev/zvol/tank/opvol ] && [ $n -lt 600 ]; do sleep 0.2; n=$((n+1)); done; "
     "dd if=/dev/urandom of=/dev/zvol/tank/opvol bs=1M count=64 oflag=direct status=none; zpool sync tank")
 # Read-only: what makes the operator's pool the same one, with the same content (space accounting,
 # which the testbed's zvol changes while it lives, left out).
