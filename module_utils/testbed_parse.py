@@ -271,28 +271,37 @@ def unit_of(metric_name):
 TEMP_PREFIX = ".tmp-"
 
 
-def write_json_atomic(path, document):
-    """Write ``document`` as JSON to ``path`` via a temp file + rename."""
+def write_atomic(path, write, suffix="", mode=None):
+    """``write(handle)`` into a temp file beside ``path``, fsync, rename, fsync of the directory. The
+    file gets ``mode``, or the one a plain open() would give it (0666 less the umask)."""
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         os.makedirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".json", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix, dir=directory)
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(document, handle, indent=2, sort_keys=True)
-            handle.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        # mkstemp creates 0600; give the document the mode a plain open() would
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        if mode is None:  # mkstemp creates 0600
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         os.rename(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     fsync_dir(directory)
+
+
+def write_json_atomic(path, document, mode=None):
+    """Write ``document`` as JSON to ``path`` via a temp file + rename (``mode``: as write_atomic)."""
+    def write(handle):
+        json.dump(document, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    write_atomic(path, write, ".json", mode)
 
 
 def fsync_dir(directory):

@@ -32,9 +32,9 @@ import math
 import os
 import re
 import shutil
-import tempfile
 
-from ansible.module_utils.testbed_parse import TEMP_PREFIX, fsync_dir
+from ansible.module_utils.testbed_parse import TEMP_PREFIX, write_atomic
+from ansible.module_utils.testbed_parse import write_json_atomic as parse_write_json_atomic
 from ansible.module_utils.testbed_provenance import redact_provenance
 from ansible.module_utils.testbed_results_params import canonical_json, describe_changes, parameter_changes
 from ansible.module_utils.testbed_results_summary import describe_plan
@@ -296,36 +296,16 @@ def private_opener(path, flags):
     return fd
 
 
-def _write_atomic(path, write, suffix=""):
-    """``write(handle)`` into a FILE_MODE temp file beside ``path``, fsync, rename, fsync of the directory."""
-    directory = os.path.dirname(os.path.abspath(path))
-    make_private_dirs(directory)
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix, dir=directory)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    fsync_dir(directory)
-
-
 def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` atomically (temp file + rename), FILE_MODE."""
-    _write_atomic(path, lambda handle: handle.write(text))
+    """Write ``text`` to ``path`` atomically (temp file + rename), FILE_MODE, in private directories."""
+    make_private_dirs(os.path.dirname(os.path.abspath(path)))
+    write_atomic(path, lambda handle: handle.write(text), mode=FILE_MODE)
 
 
 def write_json_atomic(path, document):
-    """``document`` as JSON (the text of testbed_parse.write_json_atomic) to ``path``, atomically, FILE_MODE."""
-    def write(handle):
-        json.dump(document, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    _write_atomic(path, write, suffix=".json")
+    """``document`` as JSON (testbed_parse.write_json_atomic) to ``path``, atomically, FILE_MODE, in private directories."""
+    make_private_dirs(os.path.dirname(os.path.abspath(path)))
+    parse_write_json_atomic(path, document, mode=FILE_MODE)
 
 
 def read_json(path):
