@@ -218,6 +218,50 @@ def exit_line(proc):
     return lines[-1] if lines else None
 
 
+def settings_of(extra):
+    """The variable names one ``-e`` argument sets (``k=v`` or a JSON object)."""
+    extra = extra.strip()
+    if extra.startswith("{"):
+        return sorted(json.loads(extra))
+    return [extra.split("=", 1)[0]]
+
+
+def one_run_per_batch(cases, alone=()):
+    """Pack ``(extra, sentence)`` cases - one bad ``-e`` setting each - into runs that set disjoint variables.
+
+    The checks report every problem of a run at once, one sentence each, so a run with N such
+    settings must end with "N problems" and print each case's sentence: that is each case's own
+    verdict (a setting that raised two sentences, or none, changes the count), at one
+    ansible-playbook start instead of N.  A case that sets several variables (a cross-field rule)
+    or a variable another case sets too gets a run of its own, and so does each ``extra`` in ``alone``:
+    a rule of the inventory's shape or across settings, which the checks test before (and instead of)
+    the single settings.  Returns a list of case lists, in order.
+    """
+    seen = {}
+    for extra, _ in cases:
+        for name in settings_of(extra):
+            seen[name] = seen.get(name, 0) + 1
+    batch, single = [], []
+    for case in cases:
+        names = settings_of(case[0])
+        (batch if len(names) == 1 and seen[names[0]] == 1 and case[0] not in alone else single).append(case)
+    return ([batch] if batch else []) + [[case] for case in single]
+
+
+def assert_refused_with(proc, cases, results):
+    """The run stopped on the controller (exit 10, nothing written) naming exactly the cases' problems."""
+    assert proc.returncode == 10, why(proc)
+    last = exit_line(proc) or ""
+    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
+    count = "%d problem%s with its input" % (len(cases), "" if len(cases) == 1 else "s")
+    missing = [extra for extra, sentence in cases if sentence not in proc.stdout]
+    assert count in last and not missing, "expected %s; no sentence for %s\n%s" % (count, missing, why(proc))
+    assert not os.path.exists(results)
+
+
+def batch_ids(batches):
+    """pytest ids for :func:`one_run_per_batch`: the settings of each run."""
+    return ["+".join(name for extra, _ in batch for name in settings_of(extra))[:80] for batch in batches]
 
 
 UNREACHABLE = {"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 1}

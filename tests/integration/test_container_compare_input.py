@@ -6,7 +6,7 @@ each, exit status 10, nothing written.
 import os
 
 import pytest
-from playbook_run import exit_line, play, unreachable_inventory, why
+from playbook_run import assert_refused_with, batch_ids, exit_line, one_run_per_batch, play, unreachable_inventory, why
 
 FREE_FORM = {
     "container_compare_disk_block_size=banana": "container_compare_disk_block_size is 'banana', not a block size",
@@ -27,9 +27,10 @@ def test_free_form_values_are_refused_in_one_run(tmp_path):
     assert not os.listdir(tmp_path)
 
 
-# One bad input per run - of container_compare or of a role it builds the guests with (runtime_*,
+# One bad input each - of container_compare or of a role it builds the guests with (runtime_*,
 # guest_services, guest_rootfs) - on an inventory no run could reach (127.0.0.1 port 1 over ssh,
-# the native variant too): each stops in seconds with exit status 10 and exactly one sentence.
+# the native variant too): each stops in seconds with exit status 10 and exactly one sentence
+# (inputs that set different variables share a run: N inputs, N problems, each one's sentence).
 HOSTS = """
 all:
   vars: {container_compare_native_ftp_upload: true, container_compare_native_mail: true}
@@ -44,7 +45,8 @@ all:
 """
 
 
-@pytest.mark.parametrize("extra, sentence", [
+# One bad setting each; run in batches of disjoint settings (playbook_run.one_run_per_batch).
+CASES = [
     ("container_compare_disk_block_size=banana", "container_compare_disk_block_size is 'banana', not a block size"),
     ("container_compare_disk_iodepth=1000000", "container_compare_disk_iodepth must be at most 1024, got 1000000"),
     ("container_compare_disk_size_mb=0", "container_compare_disk_size_mb must be at least 1, got 0"),
@@ -84,16 +86,17 @@ all:
                                                   "machine's own vsftpd"),
     ("container_compare_native_mail=false", "the native variant's mail workload reconfigures this machine's own "
                                             "Postfix"),
-])
-def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, extra, sentence):
+]
+BATCHES = one_run_per_batch(CASES)
+
+
+@pytest.mark.parametrize("cases", BATCHES, ids=batch_ids(BATCHES))
+def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, cases):
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
     results = tmp_path / "results"
-    proc = play("playbooks/container-compare.yml", "-e", extra, inventory=inventory, results=results, timeout=300)
-    assert proc.returncode == 10, why(proc)
-    last = exit_line(proc)
-    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
-    assert "1 problem with its input" in last and sentence in proc.stdout, why(proc)
-    assert not results.exists()
+    proc = play("playbooks/container-compare.yml", *[a for extra, _ in cases for a in ("-e", extra)],
+                inventory=inventory, results=results, timeout=300)
+    assert_refused_with(proc, cases, results)
 
 
 def test_the_unreachable_inventory_passes_the_checks(tmp_path):

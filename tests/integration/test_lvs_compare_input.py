@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from playbook_run import exit_line, play, unreachable_inventory, why
+from playbook_run import assert_refused_with, batch_ids, exit_line, one_run_per_batch, play, unreachable_inventory, why
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOSTS = """all:
@@ -79,57 +79,68 @@ def _with(group, host, **host_vars):
     return groups
 
 
-@pytest.mark.parametrize("groups, extra, sentence", [
-    (GOOD, ["-e", "lvs_director_vip=not-an-ip"],
+# One bad setting each (on the good topology); settings of different variables share a run
+# (playbook_run.one_run_per_batch).
+SETTINGS = [
+    ("lvs_director_vip=not-an-ip",
      "lvs_director_vip of host d1 (group lvs_director) is the string 'not-an-ip', not an IPv4 address"),
-    (GOOD, ["-e", "lvs_director_forwarding=dr"],
+    ("lvs_director_forwarding=dr",
      "lvs_real_server_forwarding of hosts w1 and w2 (group lvs_real_servers) is 'nat', but lvs_director_forwarding is 'dr': "
      "the director and its real servers must use one forwarding method (nat, dr or tun)"),
-    (_with("lvs_real_servers", "w2", lvs_real_server_forwarding="tun"), [],
-     "lvs_real_server_forwarding of host w2 (group lvs_real_servers) is 'tun', but lvs_director_forwarding is 'nat'"),
-    (GOOD, ["-e", "lvs_director_shceduler=wlc"],
+    ("lvs_director_shceduler=wlc",
      "unknown variable lvs_director_shceduler: did you mean lvs_director_scheduler?"),
-    (_with("lvs_real_servers", "d1", lvs_rip="10.0.2.13"), [],
-     "host d1 is in lvs_director and lvs_real_servers: each host plays one part in this experiment"),
-    (_with("lvs_real_servers", "w2", lvs_rip="10.0.2.11"), [],
-     "lvs_rip is 10.0.2.11 on w1 and w2 (group lvs_real_servers): each host needs its own"),
-    (_with("lvs_real_servers", "w2", lvs_rip="10.9.9.9"), [],
-     "lvs_rip of host w2 (group lvs_real_servers) is 10.9.9.9, outside the director's private network 10.0.2.0/24"),
-    (_with("lvs_director", "d2"), [],
-     "inventory group lvs_director has 2 hosts (d1, d2), but the experiment uses 1"),
-    (GOOD, ["-e", "lvs_director_port=22"], "lvs_director_port is 22: port 22 is sshd's"),
-    (GOOD, ["-e", "lvs_director_vip_prefix=33"], "lvs_director_vip_prefix must be at most 32, got 33"),
-    (GOOD, ["-e", "lvs_director_persistence_s=-1"], "lvs_director_persistence_s must be at least 0, got -1"),
-    (GOOD, ["-e", "lvs_director_rules_file=rules.v4"],
+    ("lvs_director_port=22", "lvs_director_port is 22: port 22 is sshd's"),
+    ("lvs_director_vip_prefix=33", "lvs_director_vip_prefix must be at most 32, got 33"),
+    ("lvs_director_persistence_s=-1", "lvs_director_persistence_s must be at least 0, got -1"),
+    ("lvs_director_rules_file=rules.v4",
      "lvs_director_rules_file is 'rules.v4', not an absolute path other than /"),
-    (GOOD, ["-e", "lvs_real_server_document_root=/"],
+    ("lvs_real_server_document_root=/",
      "lvs_real_server_document_root is '/', not an absolute path other than /"),
-    (GOOD, ["-e", "lvs_real_server_gateway=gw"], "lvs_real_server_gateway is 'gw', not an IPv4 address"),
-    (_with("lvs_real_servers", "w2", lvs_real_server_document_root="/"), [],
-     "lvs_real_server_document_root of host w2 is '/', not an absolute path other than /"),
-    (_with("lvs_clients", "c1", lvs_client_nofile=0), [], "lvs_client_nofile of host c1 must be at least 1024, got 0"),
-    (GOOD, ["-e", "lvs_real_server_nginx_worker_connections=0"],
+    ("lvs_real_server_gateway=gw", "lvs_real_server_gateway is 'gw', not an IPv4 address"),
+    ("lvs_real_server_nginx_worker_connections=0",
      "lvs_real_server_nginx_worker_connections must be at least 1, got 0"),
-    (GOOD, ["-e", "lvs_client_nofile=99999999"], "lvs_client_nofile must be at most 1048576, got 99999999"),
-    (GOOD, ["-e", "lvs_client_workdir=tmp"], "lvs_client_workdir is 'tmp', not an absolute path other than /"),
-    (GOOD, ["-e", '{"lvs_compare_rates": [100, 5000000]}'],
+    ("lvs_client_nofile=99999999", "lvs_client_nofile must be at most 1048576, got 99999999"),
+    ("lvs_client_workdir=tmp", "lvs_client_workdir is 'tmp', not an absolute path other than /"),
+    ('{"lvs_compare_rates": [100, 5000000]}',
      "lvs_compare_rates item 2 must be at most 1000000, got 5000000"),
-    (GOOD, ["-e", "lvs_compare_repetitions=100000"], "lvs_compare_repetitions must be at most 1000, got 100000"),
-    (GOOD, ["-e", "lvs_compare_num_conns=0"], "lvs_compare_num_conns must be at least 1, got 0"),
-], ids=["vip-not-an-ip", "forwarding-dr-vs-nat", "real-server-tun-vs-nat", "typo-shceduler", "director-is-real-server",
-        "same-lvs_rip", "rip-outside-network", "two-directors", "port-22", "vip-prefix-33", "persistence-negative",
-        "rules-file-relative", "document-root-slash", "gateway-not-an-ip", "host-var-document-root",
-        "host-var-nofile", "nginx-connections-0", "nofile-huge",
-        "client-workdir-relative", "rate-huge", "repetitions-huge", "num-conns-0"])
-def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, groups, extra, sentence):
+    ("lvs_compare_repetitions=100000", "lvs_compare_repetitions must be at most 1000, got 100000"),
+    ("lvs_compare_num_conns=0", "lvs_compare_num_conns must be at least 1, got 0"),
+]
+# the VIP is checked per host and the forwarding across roles: rules the checks apply before the single settings
+BATCHES = one_run_per_batch(SETTINGS, alone=("lvs_director_vip=not-an-ip", "lvs_director_forwarding=dr"))
+
+
+@pytest.mark.parametrize("cases", BATCHES, ids=batch_ids(BATCHES))
+def test_each_bad_setting_is_one_sentence_before_any_host(tmp_path, cases):
+    inventory = unreachable_inventory(tmp_path / "inventory", _hosts(GOOD))
+    results = tmp_path / "results"
+    proc = play("playbooks/lvs-compare.yml", *[a for extra, _ in cases for a in ("-e", extra)],
+                inventory=inventory, results=results, timeout=300)
+    assert_refused_with(proc, cases, results)
+
+
+# One wrong topology per run.
+@pytest.mark.parametrize("groups, sentence", [
+    (_with("lvs_real_servers", "w2", lvs_real_server_forwarding="tun"),
+     "lvs_real_server_forwarding of host w2 (group lvs_real_servers) is 'tun', but lvs_director_forwarding is 'nat'"),
+    (_with("lvs_real_servers", "d1", lvs_rip="10.0.2.13"),
+     "host d1 is in lvs_director and lvs_real_servers: each host plays one part in this experiment"),
+    (_with("lvs_real_servers", "w2", lvs_rip="10.0.2.11"),
+     "lvs_rip is 10.0.2.11 on w1 and w2 (group lvs_real_servers): each host needs its own"),
+    (_with("lvs_real_servers", "w2", lvs_rip="10.9.9.9"),
+     "lvs_rip of host w2 (group lvs_real_servers) is 10.9.9.9, outside the director's private network 10.0.2.0/24"),
+    (_with("lvs_director", "d2"),
+     "inventory group lvs_director has 2 hosts (d1, d2), but the experiment uses 1"),
+    (_with("lvs_real_servers", "w2", lvs_real_server_document_root="/"),
+     "lvs_real_server_document_root of host w2 is '/', not an absolute path other than /"),
+    (_with("lvs_clients", "c1", lvs_client_nofile=0), "lvs_client_nofile of host c1 must be at least 1024, got 0"),
+], ids=["real-server-tun-vs-nat", "director-is-real-server", "same-lvs_rip", "rip-outside-network", "two-directors",
+        "host-var-document-root", "host-var-nofile"])
+def test_each_bad_topology_is_one_sentence_before_any_host(tmp_path, groups, sentence):
     inventory = unreachable_inventory(tmp_path / "inventory", _hosts(groups))
     results = tmp_path / "results"
-    proc = play("playbooks/lvs-compare.yml", *extra, inventory=inventory, results=results, timeout=300)
-    assert proc.returncode == 10, why(proc)
-    last = exit_line(proc)
-    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
-    assert "1 problem with its input" in last and sentence in proc.stdout, why(proc)
-    assert not results.exists()
+    proc = play("playbooks/lvs-compare.yml", inventory=inventory, results=results, timeout=300)
+    assert_refused_with(proc, [("", sentence)], results)
 
 
 def test_the_unreachable_inventory_passes_the_checks(tmp_path):

@@ -7,7 +7,7 @@ ssh, so a run that went past the checks could not reach it; with nfv_chain_state
 still comes before the removal.
 """
 import pytest
-from playbook_run import exit_line, play, unreachable_inventory, why
+from playbook_run import assert_refused_with, batch_ids, one_run_per_batch, play, unreachable_inventory, why
 
 HOSTS = """
 all:
@@ -18,7 +18,8 @@ all:
 """
 
 
-@pytest.mark.parametrize("extra, sentence", [
+# One bad setting each; settings of different variables share a run (playbook_run.one_run_per_batch).
+CASES = [
     ("nfv_measure_streams=0", "nfv_measure_streams must be at least 1, got 0"),
     ("nfv_measure_streams=999", "nfv_measure_streams must be at most 128, got 999"),
     ("nfv_measure_ping_interval_s=0", "nfv_measure_ping_interval_s must be at least 0.002, got 0"),
@@ -39,16 +40,17 @@ all:
     ("nfv_loadbalancer_maxconn=0", "nfv_loadbalancer_maxconn must be at least 1, got 0"),
     ("nfv_firewall_config_dir=etc", "nfv_firewall_config_dir is 'etc', not an absolute path other than /"),
     ("nfv_backend_ready_timeout_s=999999", "nfv_backend_ready_timeout_s must be at most 3600, got 999999"),
-])
-def test_bad_input_stops_before_anything_is_written(tmp_path, extra, sentence):
+]
+BATCHES = one_run_per_batch(CASES)
+
+
+@pytest.mark.parametrize("cases", BATCHES, ids=batch_ids(BATCHES))
+def test_bad_input_stops_before_anything_is_written(tmp_path, cases):
     inventory = unreachable_inventory(tmp_path / "inventory", HOSTS)
     results = tmp_path / "results"
-    proc = play("playbooks/nfv-chain.yml", "-e", extra, inventory=inventory, results=results, timeout=600)
-    assert proc.returncode == 10, why(proc)
-    last = exit_line(proc)
-    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), why(proc)
-    assert "1 problem with its input" in last and sentence in proc.stdout, why(proc)
-    assert not results.exists()
+    proc = play("playbooks/nfv-chain.yml", *[a for extra, _ in cases for a in ("-e", extra)],
+                inventory=inventory, results=results, timeout=600)
+    assert_refused_with(proc, cases, results)
 
 
 @pytest.mark.parametrize("absent", ["testbed_state=absent", "nfv_chain_state=absent"])

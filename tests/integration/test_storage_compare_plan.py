@@ -129,8 +129,9 @@ def test_a_second_storage_node_is_refused_not_left_out(tmp_path):
     assert not os.path.exists(tmp_path / "results")
 
 
-# One bad input per run, on an inventory no run could reach (127.0.0.1 port 1 over ssh): each stops in
-# seconds on the controller with exit status 10 and exactly one sentence, nothing written.
+# One bad input each, on an inventory no run could reach (127.0.0.1 port 1 over ssh): each stops in
+# seconds on the controller with exit status 10 and exactly one sentence, nothing written (inputs that
+# set different variables share a run: N inputs, N problems, each one's sentence).
 # (a node measured on itself: an operator's pool or cluster is not offered the network path)
 NODE = ("{ansible_port: %s, storage_compare_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b],"
         " storage_wipe_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b], storage_compare_access: local}")
@@ -138,63 +139,69 @@ ONE_NODE = "all:\n  children:\n    storage_nodes:\n      hosts:\n        node1: 
 TWO_NODES = ONE_NODE + "        node2: %s\n" % (NODE % 1)
 
 
-@pytest.mark.parametrize("hosts, extra, sentence", [
-    (ONE_NODE, '{"storage_compare_fio_block_sizes": ["4k", "banana"]}',
+CASES = [
+    ('{"storage_compare_fio_block_sizes": ["4k", "banana"]}',
      "storage_compare_fio_block_sizes item 2 is 'banana', not a block size such as 4k"),
-    (ONE_NODE, '{"storage_compare_fio_iodepths": [1000000]}',
+    ('{"storage_compare_fio_iodepths": [1000000]}',
      "storage_compare_fio_iodepths item 1 must be at most 1024, got 1000000"),
-    (ONE_NODE, "storage_compare_ceph_mon_address=not-an-ip",
+    ("storage_compare_ceph_mon_address=not-an-ip",
      "storage_compare_ceph_mon_address is 'not-an-ip', not an IPv4 address"),
-    (ONE_NODE, "storage_compare_mountpoint=/", "storage_compare_mountpoint is '/', not an absolute path other than /"),
-    (ONE_NODE, "storage_compare_work_dir=scratch",
+    ("storage_compare_mountpoint=/", "storage_compare_mountpoint is '/', not an absolute path other than /"),
+    ("storage_compare_work_dir=scratch",
      "storage_compare_work_dir is 'scratch', not an absolute path other than /"),
-    (ONE_NODE, "storage_compare_oltp_port=22", "storage_compare_oltp_port is 22: port 22 is sshd's"),
-    (ONE_NODE, "storage_compare_oltp_port=1",
+    ("storage_compare_oltp_port=22", "storage_compare_oltp_port is 22: port 22 is sshd's"),
+    ("storage_compare_oltp_port=1",
      "storage_compare_oltp_port of host node1 (group storage_nodes) is '1', the same as its ansible_port"),
-    (TWO_NODES, "storage_compare_repetitions=1",
-     "inventory group storage_nodes has 2 hosts (node1, node2), but the experiment uses 1"),
-    (ONE_NODE, "storage_compare_repetitions=100000", "storage_compare_repetitions must be at most 1000, got 100000"),
-    (ONE_NODE, "storage_compare_volume_mb=99999999", "storage_compare_volume_mb must be at most 4194304, got 99999999"),
-    (ONE_NODE, "storage_compare_zfs_pool=tank/x", "storage_compare_zfs_pool is 'tank/x', not a plain name"),
-    (ONE_NODE, "storage_compare_oltp_threads=0", "storage_compare_oltp_threads must be at least 1, got 0"),
-    (ONE_NODE, "storage_zfs_volume_size=banana", "storage_zfs_volume_size is 'banana', not a size such as 512M"),
-    (ONE_NODE, "storage_zfs_device_timeout=0", "storage_zfs_device_timeout must be at least 1, got 0"),
-    (ONE_NODE, "storage_zfs_devce_timeout=60", "unknown variable storage_zfs_devce_timeout: did you mean storage_zfs_device_timeout?"),
-    (ONE_NODE, "storage_ceph_mon_address=not-an-ip", "storage_ceph_mon_address is 'not-an-ip', not an IPv4 address"),
-    (ONE_NODE, "storage_ceph_pool_size=100", "storage_ceph_pool_size must be at most 10, got 100"),
-    (ONE_NODE, "storage_ceph_public_network=everything",
+    ("storage_compare_repetitions=100000", "storage_compare_repetitions must be at most 1000, got 100000"),
+    ("storage_compare_volume_mb=99999999", "storage_compare_volume_mb must be at most 4194304, got 99999999"),
+    ("storage_compare_zfs_pool=tank/x", "storage_compare_zfs_pool is 'tank/x', not a plain name"),
+    ("storage_compare_oltp_threads=0", "storage_compare_oltp_threads must be at least 1, got 0"),
+    ("storage_zfs_volume_size=banana", "storage_zfs_volume_size is 'banana', not a size such as 512M"),
+    ("storage_zfs_device_timeout=0", "storage_zfs_device_timeout must be at least 1, got 0"),
+    ("storage_zfs_devce_timeout=60", "unknown variable storage_zfs_devce_timeout: did you mean storage_zfs_device_timeout?"),
+    ("storage_ceph_mon_address=not-an-ip", "storage_ceph_mon_address is 'not-an-ip', not an IPv4 address"),
+    ("storage_ceph_pool_size=100", "storage_ceph_pool_size must be at most 10, got 100"),
+    ("storage_ceph_public_network=everything",
      "storage_ceph_public_network is 'everything', not an IPv4 network such as 10.0.2.0/24"),
-    (ONE_NODE, "storage_disks_zero_mib=0", "storage_disks_zero_mib must be at least 1, got 0"),
-    (ONE_NODE, "storage_compare_zfs_existing_pool=tank",
+    ("storage_disks_zero_mib=0", "storage_disks_zero_mib must be at least 1, got 0"),
+    ("storage_compare_zfs_existing_pool=tank",
      "the rebuild workload takes a disk out of the pool, and storage_compare_zfs_existing_pool names tank, a pool the "
      "testbed did not build: leave rebuild out"),
-    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_ceph_existing_keyring": "/k"}',
+    ('{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_ceph_existing_keyring": "/k"}',
      "the rebuild workload takes an OSD's disk out of the cluster, and storage_compare_ceph_existing_conf names "
      "/etc/ceph/prod.conf, a cluster the testbed did not build"),
-    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_workloads": ["fio"]}',
+    ('{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_workloads": ["fio"]}',
      "storage_compare_ceph_existing_conf is /etc/ceph/prod.conf, but storage_compare_ceph_existing_keyring is empty"),
-    (ONE_NODE, "storage_compare_ceph_existing_keyring=/k",
+    ("storage_compare_ceph_existing_keyring=/k",
      "storage_compare_ceph_existing_keyring is set, but storage_compare_ceph_existing_conf is empty"),
-    (ONE_NODE, '{"storage_compare_ceph_existing_conf": "prod.conf", "storage_compare_ceph_existing_keyring": "/k", '
+    ('{"storage_compare_ceph_existing_conf": "prod.conf", "storage_compare_ceph_existing_keyring": "/k", '
                '"storage_compare_workloads": ["fio"]}',
      "storage_compare_ceph_existing_conf is 'prod.conf', not an absolute path other than /"),
-    (ONE_NODE, "storage_zfs_existing_pool=tank",
+    ("storage_zfs_existing_pool=tank",
      "storage_zfs_existing_pool or storage_ceph_existing_conf is set, but the storage experiment passes its own"),
-], ids=["block-size-banana", "iodepth-huge", "mon-address", "mountpoint-slash", "work-dir-relative", "oltp-port-22",
-        "oltp-port-is-ansible-port", "two-nodes", "repetitions-huge", "volume-huge", "pool-with-slash", "oltp-threads-0",
-        "zvol-size-banana", "zfs-timeout-0", "zfs-typo", "ceph-mon-address", "ceph-pool-size", "ceph-network",
-        "zero-mib-0", "byo-zfs-rebuild", "byo-ceph-rebuild", "byo-ceph-no-keyring", "byo-ceph-no-conf",
-        "byo-ceph-conf-relative", "byo-role-setting"])
-def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, hosts, extra, sentence):
-    inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", hosts)
+]
+# rules across settings, which the checks apply before (and instead of) the single settings
+BATCHES = playbook_run.one_run_per_batch(CASES, alone=(
+    "storage_compare_zfs_existing_pool=tank", "storage_compare_ceph_existing_keyring=/k",
+    "storage_zfs_existing_pool=tank"))
+
+
+@pytest.mark.parametrize("cases", BATCHES, ids=playbook_run.batch_ids(BATCHES))
+def test_each_bad_input_is_one_sentence_before_any_host(tmp_path, cases):
+    inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", ONE_NODE)
     results = tmp_path / "results"
-    proc = playbook_run.play("playbooks/storage-compare.yml", "-e", extra, inventory=inventory, results=results,
-                             timeout=300)
-    assert proc.returncode == 10, playbook_run.why(proc)
-    last = playbook_run.exit_line(proc)
-    assert last.startswith("Exit status 10 (refused): input refused before any host was touched"), playbook_run.why(proc)
-    assert "1 problem with its input" in last and sentence in proc.stdout, playbook_run.why(proc)
-    assert not results.exists()
+    proc = playbook_run.play("playbooks/storage-compare.yml", *[a for extra, _ in cases for a in ("-e", extra)],
+                             inventory=inventory, results=results, timeout=300)
+    playbook_run.assert_refused_with(proc, cases, results)
+
+
+def test_a_second_node_on_the_unreachable_inventory_is_refused(tmp_path):
+    inventory = playbook_run.unreachable_inventory(tmp_path / "inventory", TWO_NODES)
+    results = tmp_path / "results"
+    proc = playbook_run.play("playbooks/storage-compare.yml", "-e", "storage_compare_repetitions=1",
+                             inventory=inventory, results=results, timeout=300)
+    playbook_run.assert_refused_with(
+        proc, [("", "inventory group storage_nodes has 2 hosts (node1, node2), but the experiment uses 1")], results)
 
 
 def test_network_access_needs_the_compute_node_and_the_client_vm(tmp_path):
