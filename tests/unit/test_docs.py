@@ -46,26 +46,44 @@ def test_there_is_something_to_check():
     assert "nfv_measure" in ROLES and len(ROLES) >= 10
 
 
+@pytest.fixture(scope="module")
+def module_docs():
+    """Every module rendered by one ansible-doc call as text and one as --json (as a user lists several)."""
+    path = ":".join(sorted(set(MODULE_DIRS.values())))
+    text = rendered("modules", " ".join(MODULES), ansible_doc("-M", path, "-t", "module", *MODULES))
+    data = rendered("modules", " ".join(MODULES), ansible_doc("-M", path, "-t", "module", "--json", *MODULES))
+    return re.sub(r"\x1b\[[0-9;]*m", "", text), json.loads(data)
+
+
+@pytest.fixture(scope="module")
+def role_docs():
+    """Every role's argument specs rendered by one ansible-doc call as text and one as --json."""
+    text = rendered("roles", " ".join(ROLES), ansible_doc("-t", "role", "-r", "roles", *ROLES))
+    data = rendered("roles", " ".join(ROLES), ansible_doc("-t", "role", "-r", "roles", "--json", *ROLES))
+    return re.sub(r"\x1b\[[0-9;]*m", "", text), json.loads(data)
+
+
 @pytest.mark.parametrize("module", MODULES)
-def test_module_documentation_renders(module):
-    text = rendered("module", module, ansible_doc("-M", MODULE_DIRS[module], "-t", "module", module))
-    assert f"MODULE {module}" in re.sub(r"\x1b\[[0-9;]*m", "", text), f"module {module}: unexpected ansible-doc output"
-    data = json.loads(rendered("module", module, ansible_doc("-M", MODULE_DIRS[module], "-t", "module", "--json", module)))
-    doc = data[module]["doc"]
+def test_module_documentation_renders(module, module_docs):
+    text, docs = module_docs
+    assert f"MODULE {module}" in text, f"module {module}: not in ansible-doc's text output"
+    assert module in docs, f"module {module}: not in ansible-doc's --json output"
+    doc = docs[module]["doc"]
     assert doc["module"] == module, f"module {module}: DOCUMENTATION names {doc['module']!r}"
     assert doc.get("short_description"), f"module {module}: no short_description"
     for option, spec in (doc.get("options") or {}).items():
         assert spec.get("description"), f"module {module}: option {option} has no description"
         assert spec.get("type"), f"module {module}: option {option} has no type"
-    assert data[module].get("examples"), f"module {module}: no EXAMPLES"
-    assert data[module].get("return") is not None, f"module {module}: no RETURN"
+    assert docs[module].get("examples"), f"module {module}: no EXAMPLES"
+    assert docs[module].get("return") is not None, f"module {module}: no RETURN"
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_role_argument_specs_render(role):
-    rendered("role", role, ansible_doc("-t", "role", "-r", "roles", role))
-    data = json.loads(rendered("role", role, ansible_doc("-t", "role", "-r", "roles", "--json", role)))
-    entry_points = data[role]["entry_points"]
+def test_role_argument_specs_render(role, role_docs):
+    text, docs = role_docs
+    assert re.search(rf"> ROLE: \*?{re.escape(role)}\*? \(", text), f"role {role}: not in ansible-doc's text output"
+    assert role in docs, f"role {role}: not in ansible-doc's --json output"
+    entry_points = docs[role]["entry_points"]
     assert "main" in entry_points, f"role {role}: no main entry point in meta/argument_specs.yml"
     for name, spec in (entry_points["main"].get("options") or {}).items():
         assert spec.get("description"), f"role {role}: option {name} has no description"
