@@ -15,7 +15,7 @@ export LC_ALL := C.UTF-8
 # is up; they are the slow ones (about 25 min here, plus the VM image builds
 # and the OpenZFS module build on a fresh machine) and run last. `make molecule-lab` runs only them. molecule/default is a no-op stub
 # (molecule loads it before any scenario) and is left out.
-LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm lab_storage storage_zfs storage_ceph
+LAB_SCENARIOS ?= lab_network lab_containers lab_vm lvs_director runtime_kvm storage_zfs storage_ceph
 ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard molecule/*/molecule.yml)))))
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
