@@ -38,6 +38,27 @@ def test_every_experiment_plans_from_the_repository_root_in_a_clean_shell(playbo
     assert not os.listdir(tmp_path)
 
 
+# The template for real hardware, exactly as shipped: every experiment plans from it (its groups and
+# settings are complete), on the controller alone - its addresses are documentation ranges.
+HARDWARE_PLANS = {
+    "playbooks/lvs-compare.yml": "Plan: 90 points (10 variants",
+    "playbooks/storage-compare.yml": "Plan: 54 points (2 variants",
+    "playbooks/nfv-chain.yml": "Plan: 9 points (3 variants",
+    "playbooks/container-compare.yml": "Plan: 5040 points (6 variants",
+    "playbooks/cpu-scaling.yml": "Plan: 15 points (1 variant",
+}
+
+
+@pytest.mark.parametrize("playbook", sorted(HARDWARE_PLANS))
+def test_every_experiment_plans_from_the_hardware_template_as_shipped(playbook, tmp_path):
+    proc = play(playbook, "--tags", "plan", inventory="inventories/example_hardware", results=tmp_path,
+                as_user=True, timeout=300)
+    assert_ok(proc)
+    assert HARDWARE_PLANS[playbook] in proc.stdout, proc.stdout[-3000:]
+    assert "Plan only (testbed_plan_only): nothing was written and no host was touched." in proc.stdout
+    assert not os.listdir(tmp_path)
+
+
 def stored(results):
     return [json.load(open(p)) for p in glob.glob(os.path.join(str(results), "cpu_scaling", "*", "*__rep*.json"))]
 
