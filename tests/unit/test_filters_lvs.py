@@ -407,3 +407,27 @@ def test_the_reports_study_findings_name_metrics_the_points_have():
         assert set(item["metrics"]) <= set(spec["metrics"]), item
         if item["value"] == "best":
             assert item["metrics"][0] in spec["higher_is_better"] and item["by"] == "rate"
+
+
+def test_the_studys_60_cells_are_shipped_as_it_prints_them():
+    """Tables 4.1 and 4.2 of the study, every rate x scheduler once, with the cells it contradicts flagged."""
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "roles", "lvs_compare", "defaults", "main.yml")) as f:
+        defaults = yaml.safe_load(f)
+    cells = defaults["lvs_compare_study_cells"]
+    schedulers = ["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq"]
+    for metric in ("net_io_kb_s", "response_time_ms"):
+        keys = sorted((c["rate"], c["scheduler"]) for c in cells if c["metric"] == metric)
+        assert keys == sorted((rate, s) for rate in (2000, 8000, 14000) for s in schedulers), metric
+    throughput = lvs_study_reference(cells, "net_io_kb_s", "the study")["values"]
+    response = lvs_study_reference(cells, "response_time_ms", "the study")["values"]
+    # first and last cells of each table, and the five cells its raw outputs contradict (the table's values)
+    assert throughput["2000"]["rr"] == 203.2 and throughput["14000"]["nq"] == 110.1
+    assert response["2000"]["rr"] == 1038.7 and response["14000"]["nq"] == 689.2
+    assert (response["2000"]["sed"], response["8000"]["lblcr"], response["8000"]["dh"]) == (763.6, 708.9, 872.7)
+    assert (throughput["14000"]["dh"], response["14000"]["dh"]) == (220.7, 483.5)
+    # the study's own best per rate: not wrr, whatever its text says
+    assert [max(throughput[r], key=throughput[r].get) for r in ("2000", "8000", "14000")] == ["sh", "rr", "dh"]
+    assert [min(response[r], key=response[r].get) for r in ("2000", "8000", "14000")] == ["lblc", "sh", "lblc"]
+    notes = " ".join(defaults["lvs_compare_study_notes"])
+    for flagged in ("763.8", "780.9", "483.5", "65.1", "374.2", '"wrr is best"', "sh, rr and dh", "lblc, sh and lblc"):
+        assert flagged in notes, flagged
