@@ -342,6 +342,12 @@ def test_report_overall_index_is_study_a_table():
     assert sums == {"docker": 3.27, "lxc": 3.46, "lxd": 3.62}
     assert [s["where"]["workload"] for s in spec["sections"]] == ALL
     assert spec["reference"]["values"]["podman"]["hpl_gflops"] == 25.93
+    # study B's 16 STREAM values, each beside ours (not a range): Linux's row and rkt's (Podman's) here
+    assert {k: v for k, v in spec["reference"]["values"]["native"].items() if k.startswith("stream_")} == {
+        "stream_add_gb_s": 11.8211, "stream_copy_gb_s": 11.4309, "stream_scale_gb_s": 11.3928,
+        "stream_triad_gb_s": 11.7716}
+    assert spec["reference"]["values"]["podman"]["stream_copy_gb_s"] == 11.1776
+    assert sum(len([k for k in r if k.startswith("stream_")]) for r in cc.STUDY_B.values()) == 16
     notes = " ".join(spec["notes"])
     assert "kvm ran under emulation" in notes and "rkt" in notes and "Lab run" in notes
     assert spec["higher_is_better"]["rtt_avg_us"] is False
