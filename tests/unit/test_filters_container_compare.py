@@ -382,7 +382,15 @@ def test_report_findings_put_the_studies_words_beside_this_runs_figures():
     assert "B: TCP request/response latency, kvm against native" in names
     assert "B: 4 KiB random read IOPS (fio), kvm against native" in names
     # only what is measured
-    assert "findings" not in cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["cpu"], SETTINGS)
+    assert "findings" not in cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["web"], SETTINGS)
+    # study A's "~99 %" is the load of its system tests, not of the web test
+    busy = [i for i in items.values() if i["study"] == "A: ~99 %"]
+    assert len(busy) == 1 and busy[0]["metric"] == "host_busy_pct" and busy[0]["value"] == "max"
+    assert busy[0]["where"]["workload"] == [w for w in ("disk_rw", "disk", "memory", "cpu") if w in ALL]
+    assert "web" not in busy[0]["where"]["workload"]
+    only_cpu = cc.cc_report(cc.cc_variants(["cc-native"], HOSTVARS), ["cpu"], SETTINGS)["findings"]["items"]
+    assert [(i["finding"], i["where"]) for i in only_cpu] == [
+        ("A: host CPU busy during the system tests (cpu), highest", {"variant": ["native"], "workload": ["cpu"]})]
 
 
 def test_report_without_disk_read_has_no_disk_items():
