@@ -109,3 +109,30 @@ def test_pivot_by_repetition_shows_each_run(tmp_path):
     assert "| repetition | rr | wrr | lc |" in table
     assert "| 1 | 80.00 (1) | 95.00 (1) | 70.00 (1) |" in table
     assert "| 3 | 79.00 (1) | 94.00 (1) | 69.00 (1) |" in table
+
+
+def test_the_shipped_study_cells_and_notes_print_in_the_studys_shape(tmp_path):
+    """lvs_compare's defaults (the study's 60 cells, its contradictions) through the report: a lab's rates
+    get no brackets, the study's 2000/8000/14000 x ten schedulers print as a table of their own, the notes under it."""
+    import os
+    import sys
+
+    import yaml
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    sys.path.insert(0, os.path.join(root, "roles", "lvs_compare", "filter_plugins"))
+    try:
+        from lvs_compare import lvs_study_reference
+    finally:
+        sys.path.pop(0)
+    with open(os.path.join(root, "roles", "lvs_compare", "defaults", "main.yml")) as handle:
+        defaults = yaml.safe_load(handle)
+    reference = lvs_study_reference(defaults["lvs_compare_study_cells"], "net_io_kb_s", "the study")
+    spec = dict(SPEC, pivots=[{"title": "Table 4.1: throughput", "metric": "net_io_kb_s", "rows": "rate",
+                               "reference": reference, "notes": defaults["lvs_compare_study_notes"]}])
+    text = _run(tmp_path, spec)
+    table = text[text.index("## Table 4.1: throughput"):]
+    assert "| 100 | 80.00 \u00b1 2.48 (3) | 95.00 \u00b1 2.48 (3) | 70.00 \u00b1 2.48 (3) |" in table
+    published = table[table.index("| rate | rr | wrr | lc | wlc | lblc | lblcr | dh | sh | sed | nq |"):]
+    assert "| 2000 | 203.2 | 217.5 | 222.2 | 184.1 | 156.8 | 183.7 | 152.4 | 247.5 | 155.7 | 219.4 |" in published
+    assert "| 14000 | 102.1 | 104.6 | 130.0 | 107.8 | 72.90 | 196.9 | 220.7 | 110.8 | 114.6 | 110.1 |" in published
+    assert "dh at 14000 throughput 220.7 KB/s against 65.1" in table and '"wrr is best"' in table
