@@ -106,3 +106,20 @@ def test_markdown_links_stay_inside_the_repository(page):
         resolved = os.path.realpath(os.path.join(os.path.dirname(path), file_part))
         assert resolved == ROOT or resolved.startswith(ROOT + os.sep), f"{page} links outside the repository: {target}"
         assert os.path.exists(resolved), f"{page} links to a missing file: {target}"
+
+
+def test_architecture_names_every_role_and_only_files_that_exist():
+    """docs/architecture.md matches the code: its role table lists every role, each file it names is there."""
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    table = text[text.index("| role | kind | what |"):]
+    table = table[:table.index("\n\n")]
+    listed = set(re.findall(r"`([a-z_0-9]+)`", table))
+    roles = {name for name in os.listdir(os.path.join(ROOT, "roles"))
+             if os.path.isdir(os.path.join(ROOT, "roles", name, "tasks"))}
+    assert not roles - listed, f"roles missing from docs/architecture.md's role table: {sorted(roles - listed)}"
+    named = set(re.findall(r"`((?:library|module_utils|filter_plugins|callback_plugins|action_plugins|scripts|roles)/"
+                           r"[A-Za-z0-9_./-]+\.(?:py|yml|md|sh))`", text))
+    assert named, "docs/architecture.md names no file"
+    missing = sorted(path for path in named if "<" not in path and not os.path.exists(os.path.join(ROOT, path)))
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
