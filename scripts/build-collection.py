@@ -369,8 +369,15 @@ def used_dependencies(coll):
             if os.path.isfile(candidate):
                 manifest = candidate
                 break
-        major = (json.load(open(manifest))["collection_info"]["version"].split(".")[0] if manifest else "1")
-        deps[name] = f">={major}.0.0"
+        if manifest is None:
+            raise SystemExit(f"cannot read the version of {name}, which {used[name]} uses: it is not installed "
+                             "beside this Python (run ./scripts/setup.sh: the pinned ansible package brings it)")
+        version_text = json.load(open(manifest))["collection_info"]["version"]
+        major = version_text.split(".")[0]
+        if not major.isdigit():
+            raise SystemExit(f"cannot read the major version of {name} from {manifest}: {version_text!r}")
+        # the major release the testbed is tested with (the pinned ansible package), none newer
+        deps[name] = f">={major}.0.0,<{int(major) + 1}.0.0"
     return deps
 
 

@@ -70,6 +70,10 @@ def test_built_tree_has_every_plugin_and_role(built):
     galaxy = yaml.safe_load(open(os.path.join(coll, "galaxy.yml"), encoding="utf-8"))
     assert (galaxy["namespace"], galaxy["name"]) == ("testbed", "infra")
     assert {"community.docker", "community.general", "ansible.posix"} <= set(galaxy["dependencies"])
+    # each range is the installed (pinned) major release, closed above
+    for name, spec in galaxy["dependencies"].items():
+        low, high = re.fullmatch(r">=(\d+)\.0\.0,<(\d+)\.0\.0", spec).groups()
+        assert int(high) == int(low) + 1, (name, spec)
     runtime = yaml.safe_load(open(os.path.join(coll, "meta", "runtime.yml"), encoding="utf-8"))
     assert runtime["requires_ansible"].startswith(">=2.19")
     assert os.path.isfile(os.path.join(coll, "roles", "testbed_validate", "files", "shared_defaults", "testbed.yml"))
@@ -117,3 +121,14 @@ def test_built_roles_call_the_project_by_fqcn_and_declare_their_includes(built):
         assert declared == includes - {role}, role
     assert "testbed.infra.testbed_packages" in yaml.safe_load(open(os.path.join(
         coll, "roles", "runtime_docker", "meta", "main.yml"), encoding="utf-8"))["galaxy_info"]["testbed_includes_roles"]
+
+
+def test_a_dependency_whose_version_cannot_be_read_stops_the_build(tmp_path, monkeypatch):
+    build = _load_build()
+    tasks = tmp_path / "roles" / "r" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "main.yml").write_text("- name: A task\n  community.general.lxd_container: {name: x}\n")
+    assert build.used_dependencies(str(tmp_path))["community.general"].startswith(">=")
+    monkeypatch.setattr(build.sys, "path", [str(tmp_path / "nowhere")])
+    with pytest.raises(SystemExit, match="cannot read the version of community.general, which roles/r/tasks/main.yml uses"):
+        build.used_dependencies(str(tmp_path))
