@@ -112,7 +112,7 @@ def test_study_figures_beside_the_measured_means(tmp_path):
     assert f"| rise vs `baseline` | rise, {label} | p |" in latency and "| +98.8 % |" in latency
     assert "| 0.08900 |" in text and "| 0.1770 |" in text
     beside = text[text.index(f"## Measured means beside {label}"):]
-    assert "| 2-vnf | `vnf2_loadbalancer_cpu_pct` (%) |" in beside and "| 118.0 | -17.3 % |" in beside
+    assert "| 2-vnf | `vnf2_loadbalancer_cpu_pct` (%) |" in beside and "| 118.4 | -17.6 % |" in beside
     assert "| 1-vnf | `vnf1_firewall_cpu_pct` (%) |" in beside
 
 
