@@ -3,11 +3,15 @@ their shape (a parameter's values as rows, the variants as columns) and a rankin
 between neighbouring places tested."""
 import io
 import json
+import os
 
 import pytest
+import yaml
 from ansible.module_utils.testbed_report_base import ReportError
 from ansible.module_utils.testbed_report_make import make_report
 from ansible.module_utils.testbed_report_study import rank
+from conftest import ROOT
+from lvs_compare import lvs_study_reference
 
 # rate x scheduler, three repetitions each: wrr clearly best at 100, rr and wrr not told apart at 50
 VALUES = {("rr", 50): [49.0, 50.0, 51.0], ("wrr", 50): [49.5, 50.5, 50.0], ("lc", 50): [40.0, 41.0, 39.0],
@@ -114,17 +118,7 @@ def test_pivot_by_repetition_shows_each_run(tmp_path):
 def test_the_shipped_study_cells_and_notes_print_in_the_studys_shape(tmp_path):
     """lvs_compare's defaults (the study's 60 cells, its contradictions) through the report: a lab's rates
     get no brackets, the study's 2000/8000/14000 x ten schedulers print as a table of their own, the notes under it."""
-    import os
-    import sys
-
-    import yaml
-    root = os.path.join(os.path.dirname(__file__), "..", "..")
-    sys.path.insert(0, os.path.join(root, "roles", "lvs_compare", "filter_plugins"))
-    try:
-        from lvs_compare import lvs_study_reference
-    finally:
-        sys.path.pop(0)
-    with open(os.path.join(root, "roles", "lvs_compare", "defaults", "main.yml")) as handle:
+    with open(os.path.join(ROOT, "roles", "lvs_compare", "defaults", "main.yml")) as handle:
         defaults = yaml.safe_load(handle)
     reference = lvs_study_reference(defaults["lvs_compare_study_cells"], "net_io_kb_s", "the study")
     spec = dict(SPEC, pivots=[{"title": "Table 4.1: throughput", "metric": "net_io_kb_s", "rows": "rate",
