@@ -20,14 +20,17 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
+.PHONY: help setup setup-lab images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
         lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
-setup:  ## install everything (apt packages, .venv, dockerd, lab images); idempotent
+setup:  ## a controller: its apt packages and .venv (no Docker, qemu or server); idempotent
 	./scripts/setup.sh
+
+setup-lab:  ## setup, and this machine as the local lab host (what make test needs)
+	./scripts/setup.sh --lab
 
 images:  ## (re)build the lab's container images locally
 	ansible-playbook playbooks/lab-images.yml
@@ -71,7 +74,7 @@ molecule-lab:  ## molecule test for the LVS lab scenarios (bridges, host contain
 	set -e; for s in $(LAB_SCENARIOS); do echo "=== molecule test -s $$s"; molecule test -s $$s; done
 
 pin:  ## re-resolve requirements.in into requirements.txt
-	python -m pip install -q -r requirements.in && python -m pip freeze --exclude-editable | grep -v '^pip==' > requirements.txt
+	python -m pip install -q -r requirements.in && python -m pip freeze --exclude-editable | grep -v -e '^pip==' -e '^lxc==' > requirements.txt
 
 lvs-lab-up:  ## bring the local LVS lab up
 	ansible-playbook playbooks/lvs-lab-up.yml -i $(INVENTORY)

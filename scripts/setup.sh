@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# One-command setup of a control node / local lab host (Debian 12+, Ubuntu 22.04+).
+# One-command setup of a control node (Debian 12+, Ubuntu 22.04+); with --lab,
+# of this machine as the local lab's host too.
 #
-#   ./scripts/setup.sh            (or: make setup)
+#   ./scripts/setup.sh            (or: make setup)       a controller
+#   ./scripts/setup.sh --lab      (or: make setup-lab)   a controller that is also the lab host
 #
-# 1. Debian packages the lab and the benchmarks need (apt, only what is missing)
+# 1. the Debian packages a controller needs (apt, only what is missing): Python,
+#    git, make, the ssh client, the compiler and headers that build the venv's
+#    LXC bindings - no Docker, no qemu, no server of any kind
 # 2. a Python virtual environment in .venv with the pinned requirements
 #    (ansible-core 2.19, the `ansible` collections bundle, molecule, linters...)
-# 3. the Docker daemon, started when it is not running (systemd or by hand)
-# 4. the lab's base images, built locally from a debootstrap rootfs (nothing is pulled)
+# 3. --lab only: playbooks/lab-host.yml - the lab host's packages (qemu,
+#    debootstrap, bridges), Docker (dockerd started when it is not running), the
+#    benchmark tools and servers the tests run natively here, and the lab's images
+#    built locally from a debootstrap rootfs (nothing is pulled)
+# The lab's playbooks (playbooks/lvs-lab-up.yml, the storage node VM) apply the
+# lab host's role themselves, so `./scripts/setup.sh` and then the README's LVS
+# command run the local lab; --lab is what `make test` needs besides.
 #
 # Idempotent: a second run checks and changes nothing (each step is skipped when
 # its result is already there). Environment knobs:
 #   TESTBED_PYTHON=/path/to/python3   force the interpreter for the venv
-#   TESTBED_SKIP_IMAGES=1             skip step 4
+#   TESTBED_LAB=1                     the same as --lab
+#   TESTBED_SKIP_IMAGES=1             with --lab: the packages and Docker, not the images
 #   TESTBED_SKIP_APT=1                skip step 1 (packages installed by other means)
 set -euo pipefail
+
+LAB=${TESTBED_LAB:-0}
+for arg in "$@"; do
+  case $arg in
+    --lab) LAB=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "[setup] ERROR: unknown argument $arg (use --lab, or nothing)" >&2; exit 2 ;;
+  esac
+done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -29,18 +48,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # --- 1. Debian packages ---------------------------------------------------------
-# Control node + lab: docker engine, qemu (lab VMs), debootstrap (images),
-# the benchmark tools (also used to capture parser fixtures and smoke tests);
-# lxc-dev, pkg-config, gcc and libc6-dev build the Python LXC bindings (pip
-# package lxc, built for the venv's python: python3-dev) that the
-# community.general.lxc connection plugin imports.
+# A controller: Python and its venv, git, make, rsync, the ssh client (sshpass for
+# password logins). Every package of requirements.txt comes as a wheel: no
+# compiler. The lab host's packages are roles/lab_host's (step 3), and so is
+# what builds the venv's LXC bindings (requirements-lab.txt).
 APT_PACKAGES=(
   python3 python3-venv python3-pip git make rsync
-  docker.io debootstrap qemu-system-x86 qemu-utils cpio busybox-static kmod
-  iproute2 iptables bridge-utils openssh-client sshpass
-  httperf iperf3 fio apache2-utils sysbench iputils-ping ipvsadm sockperf sysstat
-  nginx-light xz-utils hpcc lftp vsftpd curl
-  lxc-dev pkg-config gcc libc6-dev python3-dev
+  openssh-client sshpass
 )
 if [ "${TESTBED_SKIP_APT:-0}" != 1 ]; then
   command -v apt-get >/dev/null || die "apt-get not found: this setup supports Debian/Ubuntu (set TESTBED_SKIP_APT=1 if the packages are installed another way)"
@@ -74,23 +88,41 @@ want_stamp="$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') $(sh
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$VENV/.testbed-stamp" 2>/dev/null)" = "$want_stamp" ]; then
   log "virtualenv .venv: up to date ($want_stamp)"
 else
-  log "creating .venv with $PY ($want_stamp)"
-  if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -c 'import sys; sys.exit(0 if "%d.%d" % sys.version_info[:2] == "'"${want_stamp%% *}"'" else 1)'; then
+  # a working .venv of the same Python version keeps its interpreter (running
+  # `venv` again with another one of that version - pyenv's, Debian's - would
+  # point the old interpreter at the other one's standard library); else anew
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c 'import subprocess, sys; sys.exit(0 if "%d.%d" % sys.version_info[:2] == "'"${want_stamp%% *}"'" else 1)' 2>/dev/null; then
+    log "updating .venv to the pinned requirements ($want_stamp)"
+  else
+    log "creating .venv with $PY ($want_stamp)"
     rm -rf "$VENV"
+    "$PY" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --upgrade pip
   fi
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
   "$VENV/bin/python" -m pip install -q -r requirements.txt
   echo "$want_stamp" > "$VENV/.testbed-stamp"
 fi
 
-# --- 3. Docker daemon ----------------------------------------------------------
-"$ROOT/scripts/ensure-dockerd.sh"
-
-# --- 4. lab base images --------------------------------------------------------------
-if [ "${TESTBED_SKIP_IMAGES:-0}" != 1 ]; then
-  log "lab images (debootstrap rootfs -> docker import -> docker build; skipped when present)"
-  PATH="$VENV/bin:$PATH" "$VENV/bin/ansible-playbook" playbooks/lab-images.yml
+# --- 3. the lab host (--lab) -----------------------------------------------------------
+if [ "$LAB" = 1 ]; then
+  log "lab host: packages, Docker, the tests' tools (roles/lab_host; only what is missing)"
+  args=()
+  [ "${TESTBED_SKIP_IMAGES:-0}" = 1 ] && args=(--skip-tags lab_images)
+  PATH="$VENV/bin:$PATH" "$VENV/bin/ansible-playbook" playbooks/lab-host.yml "${args[@]}"
+  lab_stamp=$(sha256sum requirements-lab.txt | cut -c1-16)
+  if [ "$(cat "$VENV/.testbed-lab-stamp" 2>/dev/null)" = "$lab_stamp" ]; then
+    log "virtualenv .venv: the lab host's packages up to date ($lab_stamp)"
+  else
+    log "the lab host's Python packages (requirements-lab.txt: the LXC bindings, built against lxc-dev)"
+    "$VENV/bin/python" -m pip install -q -r requirements-lab.txt
+    echo "$lab_stamp" > "$VENV/.testbed-lab-stamp"
+  fi
+else
+  log "controller only: nothing of the local lab installed (./scripts/setup.sh --lab makes this machine the lab host)"
 fi
 
-log "done. Activate with: source .venv/bin/activate   (then: make test)"
+if [ "$LAB" = 1 ]; then
+  log "done. Activate with: source .venv/bin/activate   (then: make test)"
+else
+  log "done. Activate with: source .venv/bin/activate   (make test needs ./scripts/setup.sh --lab)"
+fi

@@ -94,14 +94,14 @@ def test_points_carry_the_runtime_fingerprint(first_run):
     results, _ = first_run
     docs = [json.load(open(p)) for p in docs_of(results)]
     docker = [d["extra"]["runtime"] for d in docs if d["variant"] == "docker"]
-    with open("/var/cache/testbed/guest/guest-rootfs.tar.sha256") as handle:
+    with open("/var/cache/testbed/container-compare/guest/guest-rootfs.tar.sha256") as handle:
         sha = handle.read().split()[0]
     for fingerprint in docker:
         assert fingerprint["runtime"] == "docker" and fingerprint["version"]
         assert fingerprint["storage_driver"] and fingerprint["cgroup_version"] and fingerprint["network_mode"]
         assert isinstance(fingerprint["security_options"], list)
         assert fingerprint["image_id"] == sha
-    with open("/var/cache/testbed/guest/guest-rootfs.tar", "rb") as handle:
+    with open("/var/cache/testbed/container-compare/guest/guest-rootfs.tar", "rb") as handle:
         assert hashlib.sha256(handle.read()).hexdigest() == sha
     native = {d["extra"]["runtime"]["runtime"] for d in docs if d["variant"] == "native"}
     assert native == {"native"}
