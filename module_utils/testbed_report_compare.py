@@ -6,7 +6,9 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 """
 
 import csv
+import fnmatch
 import os
+import re
 import sys
 
 from ansible.module_utils import testbed_stats as stats
@@ -195,10 +197,88 @@ def write_compare_csv(rows, path):
             writer.writerow([csv_value(r[f]) for f in COMPARE_FIELDS])
 
 
-def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics=None):
-    """Print the comparison of two runs as Markdown; with ``out_dir`` also write compare.md and compare.csv."""
+_TOLERANCE = re.compile(r"^\s*([A-Za-z0-9_.*?\[\]-]+)\s*=\s*([+-])\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
+
+
+def parse_tolerance(text):
+    """``METRIC=-N%`` (a drop beyond N % fails) or ``METRIC=+N%`` (a rise beyond N % fails) as a dict.
+
+    METRIC is a metric's name, the name without its unit suffix (``throughput`` for
+    ``throughput_gbps``) or a shell pattern (``*_ms``). ReportError names what is wrong.
+    """
+    match = _TOLERANCE.match(text or "")
+    if not match:
+        raise ReportError(f"--tolerance {text!r} is not METRIC=-N% or METRIC=+N% (for example throughput=-5% "
+                          "fails a drop of more than 5 %, latency_ms=+10% a rise of more than 10 %)")
+    return {"pattern": match.group(1), "direction": -1 if match.group(2) == "-" else 1,
+            "pct": float(match.group(3)), "text": f"{match.group(1)}={match.group(2)}{match.group(3)}%"}
+
+
+def _tolerance_matches(tolerance, metric):
+    pattern = tolerance["pattern"]
+    return metric == pattern or metric.startswith(pattern + "_") or fnmatch.fnmatchcase(metric, pattern)
+
+
+def gate(rows, tolerances):
+    """The cells that fail the regression gate, each with the tolerance it broke and why.
+
+    A cell fails when its change is significant (``significant == 'yes'``, Welch with
+    Holm-Bonferroni) and beyond the tolerance in the tolerance's direction. The first
+    tolerance that matches a metric applies. A tolerance that matches no compared
+    metric is an error (a typo would pass every run).
+    """
+    failures = []
+    used = set()
+    for row in rows:
+        tolerance = next((t for t in tolerances if _tolerance_matches(t, row["metric"])), None)
+        if tolerance is None:
+            continue
+        used.add(tolerance["text"])
+        change = row["change_pct"]
+        if change is None or row["significant"] != "yes":
+            continue
+        if change * tolerance["direction"] > tolerance["pct"]:
+            failures.append(dict(row, tolerance=tolerance["text"],
+                                 reason=f"{change:+.2f} % is significant and beyond {tolerance['text']}"))
+    unused = [t["text"] for t in tolerances if t["text"] not in used]
+    if unused:
+        raise ReportError(f"--tolerance {', '.join(unused)} matches no metric measured in both runs; the metrics "
+                          f"compared are {', '.join(sorted({r['metric'] for r in rows})) or 'none'}")
+    return failures
+
+
+def render_gate_md(failures, tolerances, cells):
+    """The gate's verdict as Markdown: a line, then the table of the cells that fail it."""
+    rules = ", ".join(t["text"] for t in tolerances)
+    if not failures:
+        return (f"\n## Regression gate: passed\n\nNo cell of {cells} changed significantly beyond its tolerance "
+                f"({rules}).\n")
+    out = [f"\n## Regression gate: FAILED ({len(failures)} of {cells} cells)\n",
+           f"Tolerances: {rules}. A cell fails when its change is significant (Holm-Bonferroni, "
+           "family-wise \u03b1 = 0.05) and beyond its tolerance.\n",
+           "| variant | parameters | metric | mean A | mean B | change % | p | tolerance |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | --- |"]
+    for r in failures:
+        params = ", ".join(f"{k}={value_label(v)}" for k, v in sorted(r["parameters"].items()))
+        metric = f"`{r['metric']}`" + (f" ({r['unit']})" if r["unit"] else "")
+        cells_md = [r["variant"] or "(no variant)", params, metric, fmt_num(r["mean_a"], r["mean_a"]),
+                    fmt_num(r["mean_b"], r["mean_a"]), f"{r['change_pct']:+.2f}", fmt_p(r["p_value"]),
+                    r["tolerance"]]
+        out.append("| {} |".format(" | ".join(md_cell(c) for c in cells_md)))
+    return "\n".join(out) + "\n"
+
+
+def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics=None, tolerances=None):
+    """Print the comparison of two runs as Markdown; with ``out_dir`` also write compare.md and compare.csv.
+
+    With ``tolerances`` (parse_tolerance's dicts) the regression gate's verdict is appended;
+    returns ``(rows, failures)``: the caller exits non-zero when failures is not empty.
+    """
     rows, info = compare_runs(run_a, run_b, include_invalid=include_invalid, metrics=metrics)
+    failures = gate(rows, tolerances) if tolerances else []
     text = render_compare_md(rows, info)
+    if tolerances:
+        text += render_gate_md(failures, tolerances, len(rows))
     (out or sys.stdout).write(text)
     if out_dir:
         make_private_dirs(out_dir)
@@ -206,4 +286,4 @@ def compare(run_a, run_b, out_dir=None, include_invalid=False, out=None, metrics
         path = os.path.join(out_dir, "compare.csv")
         write_compare_csv(rows, path + ".tmp")
         os.rename(path + ".tmp", path)
-    return rows
+    return rows, failures

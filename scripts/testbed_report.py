@@ -6,6 +6,7 @@
     python scripts/testbed_report.py RUN_DIR [--format md,html,csv,png]
         [--x PARAM] [--metrics m1,m2] [--title T] [--baseline VARIANT] [--include-invalid]
     python scripts/testbed_report.py --compare RUN_A RUN_B [--out DIR] [--include-invalid]
+                                     [--tolerance METRIC=-N% ...]   (exit 1 past a tolerance)
 
 Reads ``run.json`` and every ``<point-id>.json`` document in RUN_DIR (through
 ``testbed_results.read_run_dir``; the derived ``index.json`` is ignored) and
@@ -66,7 +67,7 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils import testbed_stats as stats  # noqa: E402
 from ansible.module_utils.testbed_report_base import FORMATS, ReportError  # noqa: E402
-from ansible.module_utils.testbed_report_compare import compare  # noqa: E402
+from ansible.module_utils.testbed_report_compare import compare, parse_tolerance  # noqa: E402
 from ansible.module_utils.testbed_report_make import make_report  # noqa: E402
 
 
@@ -79,6 +80,11 @@ def parse_args(argv):
                         help="compare two run directories: per variant x parameters x metric in both, the means, "
                              "n, change %% and Welch p (Markdown on stdout)")
     parser.add_argument("--out", metavar="DIR", help="with --compare: also write compare.md and compare.csv in DIR")
+    parser.add_argument("--tolerance", action="append", default=[], metavar="METRIC=-N%",
+                        help="with --compare, the regression gate (repeatable): METRIC=-N%% fails a significant drop of "
+                             "more than N %%, METRIC=+N%% a significant rise; METRIC is a metric, the metric without "
+                             "its unit suffix (throughput for throughput_gbps) or a shell pattern; exit status 1 when "
+                             "a cell fails, with the table that says why")
     parser.add_argument("--format", default=",".join(FORMATS),
                         help="comma-separated outputs among {} (default: all)".format(",".join(FORMATS)))
     parser.add_argument("--x", help="the sweep parameter for table columns and the chart x axis")
@@ -92,6 +98,8 @@ def parse_args(argv):
         parser.error("give either RUN_DIR or --compare RUN_A RUN_B, not both")
     if not args.compare and not args.run_dir:
         parser.error("give RUN_DIR (or --compare RUN_A RUN_B)")
+    if args.tolerance and not args.compare:
+        parser.error("--tolerance goes with --compare (the gate compares a run with another)")
     if args.out and not args.compare:
         parser.error("--out goes with --compare (a report is written into RUN_DIR)")
     return args
@@ -103,8 +111,11 @@ def main(argv=None):
     try:
         if args.compare:
             metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-            compare(args.compare[0], args.compare[1], out_dir=args.out, include_invalid=args.include_invalid,
-                    metrics=metrics)
+            tolerances = [parse_tolerance(text) for text in args.tolerance]
+            _rows, failures = compare(args.compare[0], args.compare[1], out_dir=args.out,
+                                      include_invalid=args.include_invalid, metrics=metrics, tolerances=tolerances)
+            if failures:
+                return 1
         else:
             make_report(args.run_dir, formats=formats, x=args.x, metrics=args.metrics, title=args.title,
                         baseline=args.baseline, include_invalid=args.include_invalid)

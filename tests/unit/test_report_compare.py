@@ -123,3 +123,49 @@ def test_two_experiments_are_refused_and_differences_are_listed(runs, tmp_path):
     assert report_main(["--compare", a, other]) == 2
     with pytest.raises(Exception, match="only two runs of the same experiment can be compared"):
         compare_runs(a, other)
+
+
+@pytest.fixture
+def slower(tmp_path):
+    """A and B: B's plain @ 50/s answers 10 ms later in every repetition (an injected slowdown)."""
+    a, b = str(tmp_path / "ga"), str(tmp_path / "gb")
+    shutil.copytree(SAMPLE_RUN, a)
+    shutil.copytree(SAMPLE_RUN, b)
+    for rep in (1, 2, 3):
+        path = os.path.join(b, CELL.format(rep) + ".json")
+        doc = json.load(open(path))
+        doc["metrics"]["response_time_ms"] += 10
+        json.dump(doc, open(path, "w"))
+    return a, b
+
+
+def test_the_gate_passes_two_runs_of_the_same_code(slower, capsys):
+    a, _b = slower
+    assert report_main(["--compare", a, a, "--tolerance", "response_time=+5%"]) == 0
+    assert "## Regression gate: passed" in capsys.readouterr().out
+
+
+def test_the_gate_fails_an_injected_slowdown_and_says_why(slower, capsys):
+    assert report_main(["--compare", *slower, "--tolerance", "response_time=+5%"]) == 1
+    text = capsys.readouterr().out
+    assert "## Regression gate: FAILED (1 of " in text
+    line = [row for row in text.splitlines() if row.startswith("| plain | num_conns=300, rate=50 | `response_time_ms`")
+            and row.endswith("| response_time=+5% |")]
+    assert len(line) == 1, text
+    assert "+857.14" in line[0]
+
+
+def test_the_gate_has_a_direction_and_a_size(slower, capsys):
+    # a rise is not a drop; a rise within its tolerance passes
+    assert report_main(["--compare", *slower, "--tolerance", "response_time_ms=-5%"]) == 0
+    assert report_main(["--compare", *slower, "--tolerance", "response_*=+900%"]) == 0
+    capsys.readouterr()
+
+
+def test_bad_tolerances_are_one_sentence(slower, capsys):
+    assert report_main(["--compare", *slower, "--tolerance", "response_time=5"]) == 2
+    assert "is not METRIC=-N% or METRIC=+N%" in capsys.readouterr().err
+    assert report_main(["--compare", *slower, "--tolerance", "throughput=-5%"]) == 2
+    assert "--tolerance throughput=-5% matches no metric measured in both runs" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        report_main([slower[0], "--tolerance", "response_time=+5%"])
