@@ -464,3 +464,34 @@ def test_point_host_cpu_over_the_workload():
     assert any(w.startswith("host CPU not computed") for w in bad["warnings"])
     spec = cc.cc_report([{"variant": "native"}], ["web"], {})
     assert "host_busy_pct" in spec["sections"][0]["metrics"] and spec["higher_is_better"]["host_busy_pct"] is False
+
+
+def test_report_findings_have_study_as_per_test_figures_and_flag_its_contradictions():
+    hosts = ["cc-native", "cc-docker", "cc-lxc", "cc-lxd"]
+    spec = cc.cc_report(cc.cc_variants(hosts, HOSTVARS), ALL + ["disk_rw"], SETTINGS)
+    items = {i["finding"]: i for i in spec["findings"]["items"]}
+    ftp = items["A: FTP total time (500 MB file), lxd against native"]
+    assert (ftp["study"], ftp["metric"], ftp["value"], ftp["where"]) == (
+        "A: 47.42 % shorter (35.125 s, the best)", "transfer_s", "change", {"workload": "ftp", "direction": "get"})
+    assert items["A: ab requests per second (up to 2000 concurrent), docker against native"]["study"] == \
+        "A: 3.1-5.9 % lower"
+    assert items["A: postal (10 threads, 25 MB messages, one minute), lxc against native"]["study"] == \
+        "A: 1.85 % overhead"
+    # the cpu and RAM rows take the overall index's conditions
+    cpu = items["A: sysbench CPU, docker against native"]
+    assert cpu["where"] == spec["overall_index"]["metrics"][3]["where"] == {"workload": "cpu", "threads": 1}
+    assert items["A: RAMspeed (here sysbench memory), lxd against native"]["study"] == \
+        "A: 99.03 % of native, 7106.172 Mbps"
+    assert items["A: IOzone write, lxc against native"]["metric"] == "write_mib_s"
+    # Table 3.1 against the text: flagged on the rows and said once, beside the findings and the index
+    flagged = sorted(name for name, item in items.items() if "(!)" in item["study"])
+    assert flagged == ["A: IOzone read, docker against native", "A: IOzone read, lxc against native",
+                       "A: sysbench CPU, docker against native", "A: sysbench CPU, lxc against native",
+                       "A: sysbench CPU, lxd against native"]
+    assert spec["findings"]["notes"] == [cc.STUDY_A_CONTRADICTION]
+    assert "Study A contradicts itself: its Table 3.1 gives CPU 0.73 / 0.91 / 0.95" in " ".join(spec["notes"])
+    # each of study A's per-test figures is printed for each of its three platforms: 9 tests x 3
+    assert len([n for n in items if n.startswith("A: ") and " against " in n]) == 27
+    # podman and the emulated kvm are not study A's platforms
+    wide = cc.cc_report(cc.cc_variants(HOSTS, HOSTVARS), ALL, SETTINGS)["findings"]["items"]
+    assert not [i for i in wide if i["finding"].startswith("A: ") and i.get("variant") in ("podman", "kvm")]

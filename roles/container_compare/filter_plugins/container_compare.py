@@ -130,6 +130,39 @@ STUDY_A_RATIOS = {
     "lxc": {"disk read": 0.81, "disk write": 0.77, "RAM": 0.97, "CPU": 0.91},
     "lxd": {"disk read": 0.85, "disk write": 0.83, "RAM": 0.99, "CPU": 0.95},
 }
+# Study A's per-test figures from its text (shared/docs/study-figures.md, their hardware), each a
+# change against native: (workload, metric, extra condition, finding, {variant: the study's figure}).
+# The cpu and memory rows take the overall index's condition (threads, operation), ftp the get direction.
+STUDY_A_TESTS = [
+    ("web", "requests_per_s", None, "A: ab requests per second (up to 2000 concurrent)",
+     {"docker": "A: 3.1-5.9 % lower", "lxc": "A: 0.91-3.5 % lower", "lxd": "A: 0.005-10.8 % lower"}),
+    ("web", "time_taken_s", None, "A: ab total time",
+     {"docker": "A: 3.37-6.38 % longer", "lxc": "A: 0.06-3.9 % longer", "lxd": "A: 0.16-12.6 % longer"}),
+    ("ftp", "transfer_s", {"direction": "get"}, "A: FTP total time (500 MB file)",
+     {"docker": "A: 29.9 % shorter", "lxc": "A: 44.18 % shorter", "lxd": "A: 47.42 % shorter (35.125 s, the best)"}),
+    ("ftp", "rate_mib_s", {"direction": "get"}, "A: FTP transfer rate",
+     {"docker": "A: 25.8 % higher", "lxc": "A: 34.04 % higher", "lxd": "A: 33.05 % higher"}),
+    ("mail", "messages_per_min", None, "A: postal (10 threads, 25 MB messages, one minute)",
+     {"docker": "A: 2.09 % overhead", "lxc": "A: 1.85 % overhead", "lxd": "A: 1.91 % overhead"}),
+    ("cpu", "events_per_s", "index", "A: sysbench CPU",
+     {"docker": "A: 0.27 % overhead; its Table 3.1: 0.73 (!)", "lxc": "A: 0.094 % overhead; its Table 3.1: 0.91 (!)",
+      "lxd": "A: 0.047 % overhead; its Table 3.1: 0.95 (!)"}),
+    ("disk_rw", "read_mib_s", None, "A: IOzone read",
+     {"docker": "A: 82.22 % of native, 83.088 Mbps; its Table 3.1: 0.74 (!)",
+      "lxc": "A: 80.52 % of native, 92.32 Mbps; its Table 3.1: 0.81 (!)", "lxd": "A: 85.41 % of native, 97.93 Mbps"}),
+    ("disk_rw", "write_mib_s", None, "A: IOzone write",
+     {"docker": "A: 79.38 % of native, 88.95 Mbps", "lxc": "A: 77 % of native, 86.27 Mbps",
+      "lxd": "A: 83.54 % of native, 93.61 Mbps"}),
+    ("memory", "memory_mib_s", "index", "A: RAMspeed (here sysbench memory)",
+     {"docker": "A: 97.52 % of native, 6997.45 Mbps", "lxc": "A: 97.25 % of native, 6978.58 Mbps",
+      "lxd": "A: 99.03 % of native, 7106.172 Mbps"}),
+]
+# Where study A contradicts itself, said where its figures are printed (both are printed as it gives them).
+STUDY_A_CONTRADICTION = (
+    "(!) Study A contradicts itself: its Table 3.1 gives CPU 0.73 / 0.91 / 0.95 (Docker / LXC / LXD) against "
+    "overheads of 0.27 / 0.094 / 0.047 % in its text, and IOzone read 0.74 (Docker) and 0.81 (LXC) against "
+    "82.22 % and 80.52 % in its text. Both are printed as the study gives them; neither is corrected here.")
+
 # Study B (4-core i5; rkt's row is Podman's here): pxz MB/s, Linpack GFLOPS, RandomAccess GUPS and its
 # 16 STREAM values (GB/s), as it prints them.
 STUDY_B = {
@@ -490,7 +523,8 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
     if items:
         notes.append("Overall index items and study A's tools: " + "; ".join(
             f"{i['label']} = {i['tool']} ({', '.join(f'{k} {v}' for k, v in i['where'].items())})" for i in items)
-            + ". The reference columns are study A's Table 3.1 ratios (their hardware).")
+            + ". The reference columns are study A's Table 3.1 ratios (their hardware). "
+            + STUDY_A_CONTRADICTION.replace("(!) ", ""))
     notes.append("Tools the studies used that Debian does not package: pxz (xz -T here), RAMspeed (sysbench "
                  "memory and hpcc's STREAM), Linpack (hpcc's HPL). " + _tool_note(workloads, settings))
     if lab:
@@ -522,10 +556,12 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
         spec["reference"] = {"label": "study B (their 4-core i5; Podman = rkt's row)", "values": reference}
         if emulated:
             spec["reference"]["where"] = {"variant": real}
-    findings = _findings(workloads, real, baseline)
+    findings = _findings(workloads, real, baseline, items)
     if findings:
         spec["findings"] = {"title": "The studies' findings beside this run's (their hardware)",
                             "label": "the study", "items": findings}
+        if any("(!)" in i["study"] for i in findings):
+            spec["findings"]["notes"] = [STUDY_A_CONTRADICTION]
         # the tool behind each finding's metric (its version from the points' extra.tool)
         spec["tools"] = tools
     if emulated:
@@ -533,11 +569,23 @@ def cc_report(variants, workloads, settings, baseline="native", lab=False):
     return spec
 
 
-def _findings(workloads, real, baseline):
+def _findings(workloads, real, baseline, index_items=()):
     """The studies' findings given in words or ranges (docs/experiments.md), each beside the same
     quantity from this run: only for workloads measured and variants measured at real speed."""
     items = []
     only_real = {"variant": real}
+    # study A's per-test figures: each variant of its (docker, lxc, lxd) against the baseline
+    index_where = {i["where"]["workload"]: i["where"] for i in index_items}
+    for workload, metric, condition, finding, figures in STUDY_A_TESTS:
+        if workload not in workloads or baseline not in real:
+            continue
+        where = dict(index_where.get(workload, {"workload": workload})) if condition == "index" else \
+            dict({"workload": workload}, **(condition or {}))
+        for variant in ("docker", "lxc", "lxd"):
+            if variant in real:
+                items.append({"finding": f"{finding}, {variant} against {baseline}", "study": figures[variant],
+                              "value": "change", "metric": metric, "variant": variant, "baseline": baseline,
+                              "where": where})
     # study A's "~99 %" is the machine's load during its system tests (IOzone, RAMspeed, the CPU test),
     # not during the web test: the same workloads here (IOzone or fio, sysbench memory, sysbench cpu)
     system = [w for w in ("disk_rw", "disk", "memory", "cpu") if w in workloads]
