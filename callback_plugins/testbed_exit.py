@@ -15,7 +15,8 @@ description:
   - C(0) every planned point is a valid measurement (or invalid for a reason the experiment accepts);
     C(10) an input was refused before any host was touched (a failed task of C(testbed_validate) or a
     role's argument spec); C(11) a lab fault was not recovered; C(12) every point is stored but some are
-    invalid; C(13) points are missing for another reason (a host not built, a full disk).
+    invalid; C(13) points are missing for another reason (a host not built, a full disk); C(14) a host is
+    locked by another run (one run per host, C(testbed_host_lock)) and nothing was changed.
   - ansible-playbook's own codes stay where the testbed has nothing to add - C(2) a task failed, C(4) a
     host was unreachable, C(99) interrupted (Ctrl-C) - and a complete run whose cleanup failed keeps C(2).
   - The last line on stderr says which status and why (stdout stays the stdout callback's alone, so a
@@ -45,6 +46,7 @@ from ansible.plugins.callback import CallbackBase  # noqa: E402
 REFUSING_ROLES = ("testbed_validate", "testbed.infra.testbed_validate")
 REFUSING_ACTIONS = ("ansible.builtin.validate_argument_spec", "validate_argument_spec", "experiment_validate",
                     "testbed.infra.experiment_validate")
+LOCK_ACTIONS = ("testbed_host_lock",)  # its last name: bare, ansible.legacy. or testbed.infra.
 
 
 class CallbackModule(CallbackBase):
@@ -59,6 +61,7 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self._outcome = None
         self._refused = None
+        self._busy = None
 
     def v2_runner_on_ok(self, result, **kwargs):
         facts = result._result.get("ansible_facts") or {}
@@ -73,10 +76,16 @@ class CallbackModule(CallbackBase):
         role = task._role.get_name() if getattr(task, "_role", None) else ""
         if role in REFUSING_ROLES or task.action in REFUSING_ACTIONS:
             self._refused = str(result._result.get("msg") or "an input was refused")
+        elif task.action.split(".")[-1] in LOCK_ACTIONS and self._busy is None:
+            # a loop over the hosts: the item that names another run's lock
+            items = [result._result] + list(result._result.get("results") or [])
+            held = [item for item in items if isinstance(item, dict) and item.get("holder")]
+            if held:
+                self._busy = str(held[0].get("msg"))
 
     def v2_playbook_on_stats(self, stats):
         failed = any(stats.failures.values()) or any(stats.dark.values())
-        code, message = exit_status(self._outcome, self._refused, failed)
+        code, message = exit_status(self._outcome, self._refused, failed, busy=self._busy)
         if code is None:
             return
         # On stderr: stdout stays the stdout callback's (a json callback's document stays one document).

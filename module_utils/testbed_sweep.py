@@ -446,6 +446,7 @@ EXIT_CODES = {
     "unrecovered": 11,  # a lab fault was found and recovery failed
     "invalid": 12,      # every point stored, some of them invalid
     "incomplete": 13,   # points are missing for another reason (a host not built, a full disk, ...)
+    "busy": 14,         # a host is locked by another run (one run per host): nothing was changed
 }
 
 
@@ -501,12 +502,13 @@ def sweep_outcome(status, unrecovered=None, accepted_invalid=None):
     return result
 
 
-def exit_status(outcome, refused=None, failed=False):
+def exit_status(outcome, refused=None, failed=False, busy=None):
     """``(exit code, sentence)`` of an experiment playbook, or ``(None, None)`` to keep ansible-playbook's own.
 
     ``outcome`` is the sweep's ``testbed_sweep_outcome`` (None when the sweep did not
     end, e.g. ``--tags plan``); ``refused`` the message of a refused input;
-    ``failed`` whether any host failed or was unreachable. A refusal wins; an
+    ``failed`` whether any host failed or was unreachable; ``busy`` the sentence of a
+    host another run holds (its lock, before anything changed). A refusal wins, then busy; an
     unrecovered fault or missing points give their code even though a task
     failed (they are why it failed); a complete run, with or without invalid
     points, gives its code only when nothing failed - a failed cleanup keeps
@@ -514,6 +516,8 @@ def exit_status(outcome, refused=None, failed=False):
     """
     if refused:
         return EXIT_CODES["refused"], f"input refused before any host was touched: {_short(refused, 400)}"
+    if busy:
+        return EXIT_CODES["busy"], f"a host is in use by another run, nothing was changed: {_short(busy, 400)}"
     if not isinstance(outcome, dict) or outcome.get("status") not in EXIT_CODES:
         return None, None
     if outcome["status"] in ("unrecovered", "incomplete") or not failed:

@@ -307,3 +307,21 @@ def start_server(argv, port, what, deadline_s=60):
     proc.kill()
     proc.wait(timeout=60)
     raise AssertionError("%s did not start: %s" % (what, proc.stderr.read().decode()))
+
+
+def point_documents(results, experiment):
+    """Every point document of every run of ``experiment`` under ``results``, read through the result store.
+
+    Each run directory is read as the report reads it (``testbed_results.load_run``: run.json's
+    plan, then each planned point's document), never by a pattern on file names; a run directory
+    without run.json is skipped.
+    """
+    from ansible.module_utils.testbed_results import load_run
+
+    base = os.path.join(str(results), experiment)
+    docs = []
+    for run_id in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        run_dir = os.path.join(base, run_id)
+        if os.path.isfile(os.path.join(run_dir, "run.json")):
+            docs.extend(load_run(run_dir)["docs"])
+    return docs

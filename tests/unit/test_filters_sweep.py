@@ -282,7 +282,14 @@ def test_exit_status(outcome, refused, failed, code):
     got, message = exit_status(outcome, refused, failed)
     assert got == code
     assert (message is None) == (code is None)
-    assert set(EXIT_CODES.values()) == {0, 10, 11, 12, 13}
+    assert set(EXIT_CODES.values()) == {0, 10, 11, 12, 13, 14}
+
+
+def test_exit_status_of_a_busy_host():
+    got, message = exit_status(None, None, True, busy="web1 is in use by run R of lvs_compare (...)")
+    assert got == 14 and message.startswith("a host is in use by another run, nothing was changed: web1 is in use")
+    # a refused input still wins: nothing was even asked of the host
+    assert exit_status(None, "bad input", True, busy="web1 is in use")[0] == 10
 
 
 
