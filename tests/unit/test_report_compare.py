@@ -14,18 +14,26 @@ SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
 CELL = "plain__num_conns-300_rate-50__rep{}"
 
 
-@pytest.fixture
-def runs(tmp_path):
-    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+def two_runs(tmp_path, names, change):
+    """Two copies of the sample run; ``change(doc)`` edits B's plain @ 50/s documents (every repetition)."""
+    a, b = str(tmp_path / names[0]), str(tmp_path / names[1])
     shutil.copytree(SAMPLE_RUN, a)
     shutil.copytree(SAMPLE_RUN, b)
-    # B: plain @ 50/s responds twice as slowly; one more rate only in B
     for rep in (1, 2, 3):
         path = os.path.join(b, CELL.format(rep) + ".json")
         doc = json.load(open(path))
+        change(doc)
+        json.dump(doc, open(path, "w"))
+    return a, b
+
+
+@pytest.fixture
+def runs(tmp_path):
+    # B: plain @ 50/s responds twice as slowly; one more rate only in B
+    def slower(doc):
         doc["metrics"]["response_time_ms"] *= 2
         doc["run_id"] = "B"
-        json.dump(doc, open(path, "w"))
+    a, b = two_runs(tmp_path, ("a", "b"), slower)
     extra = json.load(open(os.path.join(b, CELL.format(1) + ".json")))
     extra.update(point_id="plain__num_conns-600_rate-100__rep1", parameters={"num_conns": 600, "rate": 100})
     json.dump(extra, open(os.path.join(b, extra["point_id"] + ".json"), "w"))
@@ -128,15 +136,9 @@ def test_two_experiments_are_refused_and_differences_are_listed(runs, tmp_path):
 @pytest.fixture
 def slower(tmp_path):
     """A and B: B's plain @ 50/s answers 10 ms later in every repetition (an injected slowdown)."""
-    a, b = str(tmp_path / "ga"), str(tmp_path / "gb")
-    shutil.copytree(SAMPLE_RUN, a)
-    shutil.copytree(SAMPLE_RUN, b)
-    for rep in (1, 2, 3):
-        path = os.path.join(b, CELL.format(rep) + ".json")
-        doc = json.load(open(path))
+    def later(doc):
         doc["metrics"]["response_time_ms"] += 10
-        json.dump(doc, open(path, "w"))
-    return a, b
+    return two_runs(tmp_path, ("ga", "gb"), later)
 
 
 def test_the_gate_passes_two_runs_of_the_same_code(slower, capsys):
