@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup setup-lab images test lint unit integration faults hardware-like molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
+.PHONY: help setup setup-lab images test lint unit integration faults hardware-like integration-services integration-others lab-storage-image molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
         lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity
 
 help:  ## list the targets
@@ -45,8 +45,19 @@ lint:  ## yamllint, ansible-lint (production profile), ruff
 unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 	python -m pytest -q tests/unit
 
-integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report)
+# The integration tests that start servers on this host (Apache, vsftpd, Postfix, netserver,
+# nuttcp) and the container-compare run; .ci/run runs them in a lane of their own, beside the rest.
+INTEGRATION_SERVICES := tests/integration/test_container_compare.py tests/integration/test_guest_services_native.py \
+                        tests/integration/test_workload_cc_tools.py
+
+integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report): both halves below
 	python -m pytest -q --durations=12 tests/integration
+
+integration-services:  ## the integration tests that start servers on this host, and the small container-compare run
+	python -m pytest -q --durations=12 $(INTEGRATION_SERVICES)
+
+integration-others:  ## every other integration test (runs beside integration-services: they share no server, port or lock)
+	python -m pytest -q --durations=12 tests/integration $(addprefix --ignore=,$(INTEGRATION_SERVICES))
 
 faults:  ## fault injection on the labs (LVS: VM killed, Apache stopped, container paused, link down, SIGINT, full disk; storage: VM killed mid-fio and mid-rebuild, SIGINT mid-rebuild then rerun, a foreign pool and cluster refused and left intact, an operator's pool and cluster used in place (bring your own) and left intact; containers: Docker guest killed, LXC guest stopped, KVM guest's qemu killed mid-point; NFV: firewall container stopped, a link of the chain pulled (veth down) mid-point, SIGINT during iperf3 then rerun; docs/faults.md); slow, needs root. FAULTS=-k<name> picks cases
 	./scripts/ensure-dockerd.sh
@@ -87,6 +98,10 @@ lvs:  ## experiment 1: LVS scheduler comparison
 
 nfv:  ## experiment 3: Docker NFV service chain
 	ansible-playbook playbooks/nfv-chain.yml -i $(INVENTORY)
+
+lab-storage-image:  ## build the lab storage node's image (kernel, OpenZFS modules, root filesystem; cached), which the storage scenarios share
+	./scripts/ensure-dockerd.sh
+	ansible-playbook playbooks/lab-storage-image.yml
 
 collection:  ## build the collection testbed.infra from the repository into build/collection (tree and tarball; docs/collection.md)
 	python scripts/build-collection.py
