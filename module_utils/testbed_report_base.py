@@ -6,7 +6,7 @@ Part of the report (scripts/testbed_report.py is its command line; docs/architec
 """
 
 
-FORMATS = ("md", "html", "csv", "png")
+FORMATS = ("md", "html", "csv", "png", "tex")
 
 
 INVALID_MARK = "\u26a0"  # ⚠

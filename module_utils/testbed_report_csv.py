@@ -1,6 +1,7 @@
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""results.csv (one row per point) and summary.csv (per series x column x metric).
+"""results.csv (one row per point), results_tidy.csv (one row per point and metric) and summary.csv
+(per series x column x metric).
 
 Part of the report (scripts/testbed_report.py is its command line; docs/architecture.md).
 """
@@ -9,6 +10,7 @@ import csv
 import json
 
 from ansible.module_utils.testbed_report_base import CONFIDENCE
+from ansible.module_utils.testbed_report_model import is_finite_number
 from ansible.module_utils.testbed_results import private_opener
 
 
@@ -46,6 +48,32 @@ def write_results_csv(docs, path):
             row += [doc["metrics"].get(m) for m in metric_names]
             row.append("; ".join(str(r) for r in (doc.get("reasons") or [])))
             writer.writerow([csv_value(v) for v in row])
+
+
+TIDY_FIXED = ("experiment", "run_id", "point_id", "variant")
+TIDY_TAIL = ("repetition", "valid", "verdict", "metric", "value", "unit")
+
+
+def write_tidy_csv(docs, path):
+    """One row per point and numeric metric (the long form pandas' and R's tools start from): the
+    point, every parameter as a column (``param_<name>`` where a name is taken), the repetition, its
+    verdict, the metric, its value and unit. Non-numeric metrics stay in results.csv."""
+    parameters = sorted({p for d in docs for p in d["parameters"]})
+    taken = set(TIDY_FIXED + TIDY_TAIL)
+    header = list(TIDY_FIXED) + [p if p not in taken else f"param_{p}" for p in parameters] + list(TIDY_TAIL)
+    with open(path, "w", encoding="utf-8", newline="", opener=private_opener) as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for doc in sorted(docs, key=lambda d: d["point_id"]):
+            head = [doc.get("experiment"), doc.get("run_id"), doc["point_id"], doc["variant"]]
+            head += [doc["parameters"].get(p) for p in parameters]
+            for metric in sorted(doc["metrics"]):
+                value = doc["metrics"][metric]
+                if not is_finite_number(value):
+                    continue
+                row = head + [doc.get("repetition"), doc["valid"], doc["verdict"], metric, value,
+                              (doc.get("units") or {}).get(metric)]
+                writer.writerow([csv_value(v) for v in row])
 
 
 SUMMARY_FIELDS = ("n", "mean", "stdev", "ci_half", "ci_low", "ci_high", "min", "median", "max", "cv_pct")

@@ -69,6 +69,42 @@ def metric_title(model, metric):
     return f"`{metric}` ({unit})" if unit else f"`{metric}`"
 
 
+# Words for the parts of metric and parameter names (axis labels and chart titles).
+_WORD = {"cpu": "CPU", "ipvs": "IPVS", "io": "I/O", "rr": "RR", "tcp": "TCP", "udp": "UDP", "iops": "IOPS",
+         "vm": "VM", "nfv": "NFV", "lat": "latency", "bw": "bandwidth", "avg": "mean", "num": "number of",
+         "conns": "connections", "rbd": "RBD", "zfs": "ZFS", "p99": "99th percentile", "p50": "median",
+         "jain": "Jain", "rtt": "round-trip time", "fio": "fio", "ms": "ms", "kb": "KB", "mb": "MB", "gb": "GB"}
+# Name endings that only repeat the unit, dropped from the words when the unit is printed after them.
+_UNIT_SUFFIXES = ("_per_s", "_pct", "_ms", "_us", "_ns", "_s", "_gbps", "_mbps", "_kbps", "_bps", "_kb_s",
+                  "_mb_s", "_mib_s", "_bytes", "_b", "_mb", "_mib", "_gb", "_kb", "_seconds")
+
+
+def words(name, unit=None):
+    """A metric's or parameter's name in words: ``response_time_ms`` -> ``Response time``.
+
+    A unit suffix is dropped only when ``unit`` is given (it is printed beside the words)."""
+    text, tail = str(name), ""
+    if unit:
+        for suffix in sorted(_UNIT_SUFFIXES, key=len, reverse=True):
+            if text.endswith(suffix) and len(text) > len(suffix):
+                text = text[:-len(suffix)]
+                # "requests per second", but "connection rate" (a rate is per second already)
+                tail = " per second" if suffix == "_per_s" and "rate" not in text.split("_") else ""
+                break
+    parts = [_WORD.get(part, part) for part in re.split(r"[_\s]+", text) if part]
+    if not parts:
+        return str(name)
+    out = " ".join(parts) + tail
+    return out[0].upper() + out[1:]
+
+
+def axis_label(name, unit=None):
+    """An axis label in words and unit: ``Response time (ms)``; a count has no unit printed."""
+    if unit and unit != "count":
+        return f"{words(name, unit)} ({unit})"
+    return words(name, unit if unit == "count" else None)
+
+
 def safe_file_name(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "metric"
 

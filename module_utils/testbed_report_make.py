@@ -12,12 +12,13 @@ import time
 from ansible.module_utils.testbed_report_base import FORMATS, ReportError
 from ansible.module_utils.testbed_report_blocks import Section, build_blocks
 from ansible.module_utils.testbed_report_charts import load_pyplot, write_charts, write_table_chart
-from ansible.module_utils.testbed_report_csv import write_results_csv, write_summary_csv
+from ansible.module_utils.testbed_report_csv import write_results_csv, write_summary_csv, write_tidy_csv
 from ansible.module_utils.testbed_report_format import safe_file_name
 from ansible.module_utils.testbed_report_load import load_run, matches
 from ansible.module_utils.testbed_report_model import Model
 from ansible.module_utils.testbed_report_render import render_html, render_md
 from ansible.module_utils.testbed_report_spec import check_spec
+from ansible.module_utils.testbed_report_tex import render_tex
 from ansible.module_utils.testbed_results import private_opener
 
 
@@ -88,7 +89,8 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
             for section in sections:
                 if section.model.docs:
                     section.charts = write_charts(section.model, run_dir, plt, prefix=section.prefix,
-                                                  heading=f"{section.title}: " if section.title else "")
+                                                  heading=f"{section.title}: " if section.title else "",
+                                                  spec=spec)
                     written.extend(os.path.join(run_dir, p) for p in section.charts.values())
             for number, table in enumerate(spec.get("tables") or []):
                 if table.get("chart"):
@@ -98,15 +100,25 @@ def make_report(run_dir, formats=FORMATS, x=None, metrics=None, title=None, base
     blocks = build_blocks(run, docs, faults, spec, sections, notes)
     if "md" in formats:
         path = os.path.join(run_dir, "report.md")
-        write_text_file(path, render_md(blocks))
+        write_text_file(path, render_md(blocks, run_dir))
         written.append(path)
     if "html" in formats:
         path = os.path.join(run_dir, "report.html")
-        write_text_file(path, render_html(blocks, spec["title"]))
+        write_text_file(path, render_html(blocks, spec["title"], run_dir))
         written.append(path)
+    if "tex" in formats:
+        text = render_tex(blocks, spec["title"])
+        if text is not None:
+            path = os.path.join(run_dir, "report-tables.tex")
+            write_text_file(path, text)
+            written.append(path)
     if "csv" in formats:
         path = os.path.join(run_dir, "results.csv")
         write_results_csv(all_docs, path + ".tmp")
+        os.rename(path + ".tmp", path)
+        written.append(path)
+        path = os.path.join(run_dir, "results_tidy.csv")
+        write_tidy_csv(all_docs, path + ".tmp")
         os.rename(path + ".tmp", path)
         written.append(path)
         path = os.path.join(run_dir, "summary.csv")

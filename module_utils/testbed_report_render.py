@@ -5,15 +5,26 @@
 Part of the report (scripts/testbed_report.py is its command line; docs/architecture.md).
 """
 
+import base64
 import html
+import os
 
 
 def md_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_md(blocks):
-    """Markdown; ``details`` blocks go to appendix sections at the end (Markdown cannot fold them)."""
+def _siblings(base_dir, path):
+    """The chart's other formats that exist beside it: [(format, relative path)] (SVG, PDF)."""
+    if not base_dir or not path.endswith(".png"):
+        return []
+    return [(fmt, path[:-4] + "." + fmt.lower()) for fmt in ("SVG", "PDF")
+            if os.path.isfile(os.path.join(base_dir, path[:-4] + "." + fmt.lower()))]
+
+
+def render_md(blocks, base_dir=None):
+    """Markdown; ``details`` blocks go to appendix sections at the end (Markdown cannot fold them).
+    With ``base_dir`` (the run directory) a chart's SVG and PDF beside its PNG are linked under it."""
     out, appendix = [], []
     for block in blocks:
         if block[0] == "details":
@@ -21,12 +32,12 @@ def render_md(blocks):
             appendix.extend(block[2])
             out.append(f"Full text: see \u201cAppendix: {block[1]}\u201d below.\n")
             continue
-        out.append(_md_block(block))
-    out.extend(_md_block(block) for block in appendix)
+        out.append(_md_block(block, base_dir))
+    out.extend(_md_block(block, base_dir) for block in appendix)
     return "\n".join(out)
 
 
-def _md_block(block):
+def _md_block(block, base_dir=None):
     kind = block[0]
     if kind == "h":
         return "{} {}\n".format("#" * block[1], block[2])
@@ -41,7 +52,8 @@ def _md_block(block):
         lines.extend("| {} |".format(" | ".join(md_cell(c) for c in row)) for row in rows)
         return "\n".join(lines) + "\n"
     if kind == "img":
-        return f"![{block[2]}]({block[1]})\n"
+        links = " \u00b7 ".join(f"[{fmt}]({path})" for fmt, path in _siblings(base_dir, block[1]))
+        return f"![{block[2]}]({block[1]})\n" + (f"\n{links}\n" if links else "")
     raise ValueError(f"unknown block {kind!r}")
 
 
@@ -71,7 +83,19 @@ details { margin: .5em 0 1em; } summary { cursor: pointer; color: #555; }
 """
 
 
-def _html_blocks(blocks):
+def _inline_image(base_dir, path):
+    """The chart as a data: URI (its SVG when there is one, else the file itself), or None when
+    ``base_dir`` is not given or the file is missing (the page then links it)."""
+    if not base_dir or not path.endswith(".png"):
+        return None
+    for candidate, mime in ((path[:-4] + ".svg", "image/svg+xml"), (path, "image/png")):
+        if os.path.isfile(os.path.join(base_dir, candidate)):
+            with open(os.path.join(base_dir, candidate), "rb") as handle:
+                return f"data:{mime};base64," + base64.b64encode(handle.read()).decode("ascii")
+    return None
+
+
+def _html_blocks(blocks, base_dir=None):
     out = []
     for block in blocks:
         kind = block[0]
@@ -88,17 +112,20 @@ def _html_blocks(blocks):
                 out.append("<tr>{}</tr>".format("".join(f"<td>{_inline_html(c)}</td>" for c in row)))
             out.append("</tbody></table>")
         elif kind == "img":
-            out.append(f'<p><img src="{html.escape(block[1])}" alt="{html.escape(block[2])}"></p>')
+            source = _inline_image(base_dir, block[1]) or block[1]
+            out.append(f'<p><img src="{html.escape(source)}" alt="{html.escape(block[2])}"></p>')
         elif kind == "details":
             out.append(f"<details><summary>{_inline_html(block[1])}</summary>")
-            out.extend(_html_blocks(block[2]))
+            out.extend(_html_blocks(block[2], base_dir))
             out.append("</details>")
     return out
 
 
-def render_html(blocks, title):
+def render_html(blocks, title, base_dir=None):
+    """One HTML page; with ``base_dir`` (the run directory) it holds its charts (data: URIs), so the
+    file alone is the whole report."""
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{html.escape(title)}</title>", f"<style>{CSS}</style>", "</head><body>"]
-    out.extend(_html_blocks(blocks))
+    out.extend(_html_blocks(blocks, base_dir))
     out.append("</body></html>")
     return "\n".join(out) + "\n"

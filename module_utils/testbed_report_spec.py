@@ -162,6 +162,15 @@ def _check_tools(tools):
     return tools
 
 
+def _check_labels(labels):
+    labels = labels or {}
+    if not isinstance(labels, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                               for k, v in labels.items()):
+        raise ReportError("report.labels must map a metric or parameter name to its words on a chart's axis "
+                          f"(with the unit, e.g. {{rate: 'Requested rate (connections/s)'}}), got {labels!r}")
+    return labels
+
+
 def check_spec(spec):
     """Validate and normalise a report spec (a copy); raise ReportError naming the bad key."""
     spec = dict(spec)
@@ -177,4 +186,5 @@ def check_spec(spec):
     spec["ranking"] = check_ranking(spec.get("ranking"))
     spec["findings"] = check_findings(spec.get("findings"))
     spec["tools"] = _check_tools(spec.get("tools"))
+    spec["labels"] = _check_labels(spec.get("labels"))
     return spec

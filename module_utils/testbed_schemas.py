@@ -660,6 +660,11 @@ SCHEMA_TEXT['run.schema.json'] = r'''{
           "description": "The tool that measures each metric (metric -> tool name): the study tables, relative tables and findings say \"Measured with <tool> <version>\" from the points' extra.tool or environment hosts.*.tools.",
           "type": "object",
           "additionalProperties": {"type": "string"}
+        },
+        "labels": {
+          "description": "Words on a chart's axis for a metric or parameter name, with its unit (e.g. rate -> \"Requested connection rate (connections/s)\"); other names are put in words by the report.",
+          "type": "object",
+          "additionalProperties": {"type": "string", "minLength": 1}
         }
       }
     },

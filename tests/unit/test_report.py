@@ -5,12 +5,15 @@ The sample is 2 variants x 2 rates x 3 repetitions of httperf against nginx on
 by hand from the raw httperf outputs, e.g. plain @ 50/s response times
 2.1, 0.8, 0.6 ms -> mean 1.1667, s 0.81445, t(0.975, 2) 4.30265 -> ± 2.0232.
 """
+import base64
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 from conftest import FIXTURES, ROOT
@@ -170,9 +173,23 @@ def test_charts_are_real_pngs_and_linked(run_dir):
         assert data[:8] == PNG_MAGIC
         assert len(data) > 10000
         assert "![%s](charts/%s.png)" % (metric, metric) in md
+        assert "[SVG](charts/%s.svg) \u00b7 [PDF](charts/%s.pdf)" % (metric, metric) in md
+        with open(path[:-4] + ".pdf", "rb") as handle:
+            assert handle.read(5) == b"%PDF-"
+        svg = ET.parse(path[:-4] + ".svg").getroot()
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+    # axes and title in words and units, not metric names (the SVG's text is text, editable)
+    with open(os.path.join(run_dir, "charts", "response_time_ms.svg"), encoding="utf-8") as handle:
+        drawn = handle.read()
+    assert "Response time (ms)" in drawn and "Response time: mean and 95 % CI by rate" in drawn
+    # the page holds its charts: the SVG itself, no link to a file
     with open(os.path.join(run_dir, "report.html"), encoding="utf-8") as handle:
         page = handle.read()
-    assert '<img src="charts/response_time_ms.png" alt="response_time_ms">' in page
+    assert 'src="charts/' not in page
+    inline = re.findall(r'<img src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)" alt="response_time_ms">', page)
+    assert len(inline) == 1
+    with open(os.path.join(run_dir, "charts", "response_time_ms.svg"), "rb") as handle:
+        assert base64.b64decode(inline[0]) == handle.read()
     assert "<style>" in page and "<script" not in page and "http://" not in page and "https://" not in page
     assert "<td>1.133 \u00b1 0.287 (3)</td>" in page
     assert "<td>1.167 +2.023/\u22121.167\u2021 (3)</td>" in page
@@ -219,7 +236,8 @@ def test_missing_and_string_metrics(run_dir):
     assert "| plain | 1.167 +2.023/\u22121.167\u2021 (3) | 0.9000 +6.3531/\u22120.9000\u2021 (2) |" in md
     text = _section(md, "### Non-numeric metrics")
     assert "| plain | nginx/1.22.1 | nginx/1.22.1 |" in text
-    assert sorted(os.listdir(os.path.join(run_dir, "charts"))) == ["response_time_ms.png"]
+    assert sorted(os.listdir(os.path.join(run_dir, "charts"))) == ["response_time_ms.pdf", "response_time_ms.png",
+                                                                   "response_time_ms.svg"]
 
 
 def test_no_matplotlib(run_dir, monkeypatch, capsys):

@@ -249,8 +249,9 @@ def test_sections_render_one_part_per_workload(tmp_path):
     assert "verdict (lower is better)" in cpu
     assert "No point matches this section yet." in _section(md, "## fio")
     charts = sorted(os.listdir(str(tmp_path / "charts")))
-    assert charts == ["01_IOzone__read_kb_s.png", "01_IOzone__write_kb_s.png", "02_STREAM__copy_mb_s.png",
-                      "03_sysbench_CPU__cpu_time_s.png"]
+    assert charts == [f"{base}.{fmt}" for base in ("01_IOzone__read_kb_s", "01_IOzone__write_kb_s",
+                                                    "02_STREAM__copy_mb_s", "03_sysbench_CPU__cpu_time_s")
+                      for fmt in ("pdf", "png", "svg")]
     assert "![read_kb_s](charts/01_IOzone__read_kb_s.png)" in iozone
     rows = list(csv.DictReader(open(str(tmp_path / "summary.csv"))))
     assert {r["section"] for r in rows} == {"IOzone", "STREAM", "sysbench CPU"}
