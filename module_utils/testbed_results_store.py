@@ -319,6 +319,23 @@ def run_documents(run_dir):
     return documents
 
 
+def named_documents(run_dir):
+    """{name: document} of every point and fault document of a run, the name being the stored file's
+    without .json (a fault document's names its attempt: ``<point>__faultN__repM``). Unlike
+    run_documents, a file that does not parse is an error (ValueError naming it): nothing the store
+    writes is ever half-written."""
+    documents = {}
+    for name in sorted(os.listdir(run_dir)):
+        if name.endswith(".json") and not name.startswith(".") and name not in (RUN_FILE, INDEX_FILE):
+            try:
+                document = read_json(os.path.join(run_dir, name))
+            except ValueError as exc:
+                raise ValueError(f"{os.path.join(run_dir, name)} is not a whole JSON document: {exc}") from exc
+            if isinstance(document, dict) and "point_id" in document:
+                documents[name[:-len(".json")]] = document
+    return documents
+
+
 def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, started_at, finished_at,
                 raw=None, sources=None, extra=None, overwrite=False, write=True, fault=None, replace_invalid=False):
     """Write one point document atomically, its raw files beside it, then refresh the index.

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Build the Ansible collection testbed.infra from the repository (docs/collection.md).
 
-    python scripts/build-collection.py [--out build/collection] [--no-tarball]
+    python scripts/build-collection.py [--out build/collection] [--no-tarball] [--git-ref REF [--git-repo DIR]]
 
 The repository keeps its roles-style layout; this script copies it into
 ``<out>/ansible_collections/testbed/infra`` and rewrites it mechanically:
@@ -24,6 +24,9 @@ The repository keeps its roles-style layout; this script copies it into
   ``testbed_includes_roles`` list of the roles it includes (not ``dependencies``,
   which would run them first and change what the role does).
 * A ``<filter>.yml`` documentation file for every filter, from its function's docstring.
+* ``playbooks/*.yml`` -> ``playbooks/<name with _>.yml`` (``ansible-playbook testbed.infra.cpu_scaling``).
+* ``collection/galaxy.yml`` (committed) with the built version; its dependency ranges must be what
+  the built collection uses at the installed versions.
 
 Then ``ansible-galaxy collection build`` writes ``<out>/testbed-infra-<version>.tar.gz``.
 The build fails when a built role reaches outside its own folder (``role_path`` + ``..``).
@@ -45,8 +48,9 @@ import yaml
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 NAMESPACE, NAME = "testbed", "infra"
 FQ = f"{NAMESPACE}.{NAME}"
-BASE_VERSION = "0.1.0"
-REQUIRES_ANSIBLE = ">=2.19.0"
+# The collection's metadata, committed: its version, the dependency ranges the testbed is tested with
+# (from the pinned ansible package), its repository. The build checks the ranges against what is installed.
+GALAXY = os.path.join(ROOT, "collection", "galaxy.yml")
 # The modules' author line in the collection: ansible-test wants a GitHub handle, "(@handle)", or
 # "(!UNKNOWN)"; the source says only "Testbed contributors". A maintainer's handle goes here.
 AUTHOR = "Infrastructure testbed contributors (!UNKNOWN)"
@@ -266,6 +270,44 @@ def rewrite_role_yaml(text, inv, path, included):
     return rewrite_jinja(text, inv)
 
 
+# ---------------------------------------------------------------- playbooks
+
+# Playbooks that reach outside the collection (a script of the repository) stay out of it.
+PLAYBOOKS_LEFT_OUT = ("lab-nic-stress.yml",)
+
+
+def playbook_name(file_name):
+    """A collection playbook's name: ``cpu-scaling.yml`` -> ``cpu_scaling.yml`` (``testbed.infra.cpu_scaling``)."""
+    return file_name.replace("-", "_")
+
+
+def build_playbooks(coll, inv):
+    """playbooks/*.yml -> <coll>/playbooks/<name with _>.yml: imports renamed, modules, roles, filters as FQCN.
+
+    The experiment playbooks read ``../roles/<role>/meta/...`` next to them, which the collection holds
+    as the repository does. Returns the names shipped."""
+    shipped = []
+    names = {os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "playbooks", "*.yml"))}
+    for name in sorted(names - set(PLAYBOOKS_LEFT_OUT)):
+        text = open(os.path.join(ROOT, "playbooks", name), encoding="utf-8").read()
+        for imported in re.findall(r"import_playbook:\s*(\S+\.yml)", text):
+            if imported not in names or imported in PLAYBOOKS_LEFT_OUT:
+                raise SystemExit(f"playbooks/{name} imports {imported}, which the collection does not ship")
+        if re.search(r"playbook_dir\s*}}/\.\./(?!roles/)", text):
+            raise SystemExit(f"playbooks/{name} reaches outside playbooks/ and roles/ (add it to PLAYBOOKS_LEFT_OUT)")
+        edits = Edits()
+        for doc in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            if doc is not None:
+                task_edits(doc, inv, edits, set())
+        text = rewrite_jinja(edits.apply(text), inv)
+        text = re.sub(r"(import_playbook:\s*)(\S+\.yml)", lambda m: m.group(1) + playbook_name(m.group(2)), text)
+        os.makedirs(os.path.join(coll, "playbooks"), exist_ok=True)
+        with open(os.path.join(coll, "playbooks", playbook_name(name)), "w", encoding="utf-8") as handle:
+            handle.write(text)
+        shipped.append(playbook_name(name)[:-4])
+    return shipped
+
+
 # ---------------------------------------------------------------- filter documentation
 
 def load_filter_plugin(path):
@@ -337,13 +379,41 @@ def git(*args):
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def version():
-    """BASE_VERSION, or the latest v<semver> tag, plus the commit as build metadata."""
-    tag = git("describe", "--tags", "--abbrev=0", "--match", "v[0-9]*")
-    base = tag[1:] if tag else BASE_VERSION
+SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def read_galaxy():
+    """collection/galaxy.yml, the collection's committed metadata; exits naming what is wrong."""
+    try:
+        with open(GALAXY, encoding="utf-8") as handle:
+            galaxy = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise SystemExit(f"cannot read {os.path.relpath(GALAXY, ROOT)}: {exc}") from exc
+    missing = [k for k in ("namespace", "name", "version", "dependencies", "repository") if not galaxy.get(k)]
+    if missing:
+        raise SystemExit(f"{os.path.relpath(GALAXY, ROOT)} lacks {', '.join(missing)}")
+    if (galaxy["namespace"], galaxy["name"]) != (NAMESPACE, NAME):
+        raise SystemExit(f"{os.path.relpath(GALAXY, ROOT)} names {galaxy['namespace']}.{galaxy['name']}, not {FQ}")
+    if not SEMVER.match(str(galaxy["version"])):
+        raise SystemExit(f"{os.path.relpath(GALAXY, ROOT)}: version {galaxy['version']!r} is not MAJOR.MINOR.PATCH")
+    return galaxy
+
+
+def version(base):
+    """``base`` (galaxy.yml's version) when HEAD is its tag v<base>; else ``base`` plus the commit as build
+    metadata (``.dirty`` with uncommitted changes). A v<semver> tag newer than ``base`` is an error: the
+    release after it must be what galaxy.yml says."""
+    tags = [t[1:] for t in (git("tag", "--list", "v[0-9]*") or "").split() if SEMVER.match(t[1:])]
+    key = lambda v: tuple(int(n) for n in v.split("."))  # noqa: E731
+    newer = [t for t in tags if key(t) > key(base)]
+    if newer:
+        raise SystemExit(f"the tag v{max(newer, key=key)} is newer than collection/galaxy.yml's version {base}: "
+                         "raise the version in galaxy.yml (and add a changelog fragment)")
     commit = git("rev-parse", "--short=12", "HEAD")
     dirty = git("status", "--porcelain", "--untracked-files=no")
     if not commit:
+        return base
+    if f"v{base}" in (git("tag", "--points-at", "HEAD") or "").split() and not dirty:
         return base
     return f"{base}+g{commit}{'.dirty' if dirty else ''}"
 
@@ -472,32 +542,28 @@ def build(out, tarball=True):
             with open(os.path.join(plugins, "filter", f"{name}.yml"), "w", encoding="utf-8") as handle:
                 handle.write(filter_doc(name, function, stem))
     includes = build_roles(coll, inv)
+    playbooks = build_playbooks(coll, inv)
     for src, dst in sorted(ROLE_FILES_COPIED):
         shutil.copytree(os.path.join(ROOT, src), os.path.join(coll, dst))
     bad = check_self_contained(coll)
     if bad:
         raise SystemExit("built roles reach outside their folder:\n  " + "\n  ".join(bad))
     os.makedirs(os.path.join(coll, "meta"))
-    with open(os.path.join(coll, "meta", "runtime.yml"), "w", encoding="utf-8") as handle:
-        handle.write(f"---\nrequires_ansible: \"{REQUIRES_ANSIBLE}\"\n")
+    shutil.copy2(os.path.join(ROOT, "collection", "meta", "runtime.yml"), os.path.join(coll, "meta", "runtime.yml"))
     shutil.copy2(COLLECTION_README, os.path.join(coll, "README.md"))
     shutil.copy2(os.path.join(ROOT, "LICENSE"), os.path.join(coll, "LICENSE"))  # the GPL-3.0 text every header names
-    galaxy = {
-        "namespace": NAMESPACE,
-        "name": NAME,
-        "version": version(),
-        "readme": "README.md",
-        "authors": ["Infrastructure testbed contributors"],
-        "description": "Reproducible infrastructure testbed: parser and result-store modules, statistics and sweep "
-                       "filters, and the testbed's roles, built from the repository (scripts/build-collection.py).",
-        "license": ["GPL-3.0-or-later"],
-        "tags": ["testbed", "benchmark", "infrastructure", "lvs", "storage", "containers"],
-        "dependencies": used_dependencies(coll),
-        "repository": "https://example.invalid/testbed",
-        "build_ignore": ["tests/output"],
-    }
+    shutil.copy2(os.path.join(ROOT, "collection", "CHANGELOG.md"), os.path.join(coll, "CHANGELOG.md"))
+    shutil.copytree(os.path.join(ROOT, "collection", "changelogs"), os.path.join(coll, "changelogs"),
+                    ignore=shutil.ignore_patterns(".plugin-cache.yaml"))
+    galaxy = read_galaxy()
+    used = used_dependencies(coll)
+    if galaxy["dependencies"] != used:
+        raise SystemExit("collection/galaxy.yml declares the dependencies {} but the built collection uses {} (with "
+                         "the versions the pinned ansible package installs): write those into galaxy.yml".format(
+                             json.dumps(galaxy["dependencies"], sort_keys=True), json.dumps(used, sort_keys=True)))
+    galaxy["version"] = version(str(galaxy["version"]))
     with open(os.path.join(coll, "galaxy.yml"), "w", encoding="utf-8") as handle:
-        handle.write("---\n# Generated by scripts/build-collection.py; edit the script, not this file.\n")
+        handle.write("---\n# collection/galaxy.yml with the built version (scripts/build-collection.py).\n")
         handle.write(yaml.safe_dump(galaxy, sort_keys=False, width=110))
     if os.path.exists(SANITY_IGNORE):
         lines = []
@@ -518,7 +584,7 @@ def build(out, tarball=True):
     print("  dependencies: " + (", ".join(f"{k} {v}" for k, v in galaxy["dependencies"].items()) or "none"))
     print(f"  {len(inv.modules)} modules, {len(inv.module_utils)} module_utils, {len(inv.filters)} filters, "
           f"{len(inv.lookups)} lookups, {len(inv.actions)} actions, {len(inv.roles)} roles "
-          f"({sum(1 for r in includes.values() if r)} include others)")
+          f"({sum(1 for r in includes.values() if r)} include others), {len(playbooks)} playbooks")
     if tarball:
         for old in os.listdir(out):
             if old.startswith(f"{NAMESPACE}-{NAME}-") and old.endswith(".tar.gz"):
@@ -529,13 +595,47 @@ def build(out, tarball=True):
     return coll
 
 
+def commit_tree(coll, repo, ref):
+    """The built tree as one commit on ``ref`` (a branch or tag name) of the git repository ``repo``,
+    with no parent and no work tree touched: what ``ansible-galaxy collection install
+    git+<repo>,<ref>`` installs (galaxy.yml at the commit's root). Returns the commit."""
+    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(os.path.dirname(coll), ".collection-index"),
+               GIT_AUTHOR_NAME="testbed build", GIT_AUTHOR_EMAIL="build@testbed.invalid",
+               GIT_COMMITTER_NAME="testbed build", GIT_COMMITTER_EMAIL="build@testbed.invalid")
+
+    def run(*args):
+        return subprocess.run(["git", "--git-dir", repo, "--work-tree", coll, *args], env=env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    if os.path.exists(env["GIT_INDEX_FILE"]):
+        os.remove(env["GIT_INDEX_FILE"])
+    run("add", "--all", "--force", ".")
+    tree = run("write-tree")
+    source = git("rev-parse", "HEAD") or "a tree without git"
+    with open(os.path.join(coll, "galaxy.yml"), encoding="utf-8") as handle:
+        built = yaml.safe_load(handle)["version"]
+    commit = run("commit-tree", tree, "-m", f"{FQ} {built}, built from {source} by scripts/build-collection.py")
+    kind = "tags" if re.match(r"^collection-v\d+\.\d+\.\d+$", ref) else "heads"
+    run("update-ref", f"refs/{kind}/{ref}", commit)
+    os.remove(env["GIT_INDEX_FILE"])
+    return commit
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "collection"),
                         help="build directory (default build/collection)")
     parser.add_argument("--no-tarball", action="store_true", help="only the collection tree, no ansible-galaxy build")
+    parser.add_argument("--git-ref", metavar="REF",
+                        help="also commit the built tree as REF (a branch; a tag when REF is collection-v<semver>) "
+                             "for `ansible-galaxy collection install git+<repository>,REF` (docs/collection.md)")
+    parser.add_argument("--git-repo", metavar="GIT_DIR", default=os.path.join(ROOT, ".git"),
+                        help="the repository that gets --git-ref (default: this one's)")
     args = parser.parse_args(argv)
-    build(os.path.abspath(args.out), tarball=not args.no_tarball)
+    coll = build(os.path.abspath(args.out), tarball=not args.no_tarball)
+    if args.git_ref:
+        commit = commit_tree(coll, os.path.abspath(args.git_repo), args.git_ref)
+        print(f"  committed as {args.git_ref} ({commit[:12]}) in {args.git_repo}")
 
 
 if __name__ == "__main__":

@@ -325,3 +325,28 @@ def point_documents(results, experiment):
         if os.path.isfile(os.path.join(run_dir, "run.json")):
             docs.extend(load_run(run_dir)["docs"])
     return docs
+
+
+def stored_documents(results, experiment):
+    """{name: document} of every point and fault document of every run of ``experiment`` under ``results``,
+    through the result store (``testbed_results_store.named_documents``: a half-written file fails),
+    never by a pattern on file names."""
+    return {name: doc for name, (_path, doc) in _stored(results, experiment).items()}
+
+
+def stored_paths(results, experiment):
+    """The files of :func:`stored_documents`, sorted (to see them rewritten or left alone)."""
+    return sorted(path for path, _doc in _stored(results, experiment).values())
+
+
+def _stored(results, experiment):
+    from ansible.module_utils.testbed_results_store import named_documents
+
+    base = os.path.join(str(results), experiment)
+    found = {}
+    for run_id in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        run_dir = os.path.join(base, run_id)
+        if os.path.isdir(run_dir):
+            found.update({name: (os.path.join(run_dir, name + ".json"), doc)
+                          for name, doc in named_documents(run_dir).items()})
+    return found

@@ -6,14 +6,12 @@ output line by line, calls ``inject(proc)`` ``delay_s`` after the first line for
 ``trigger(line)`` is true (in a timer thread), waits for the end and keeps the whole output as
 ``sweep.log`` beside the results. Returns ``(returncode, output)``.
 """
-import glob
-import json
 import os
 import subprocess
 import sys
 import threading
 
-from playbook_run import ROOT, follow
+from playbook_run import ROOT, follow, stored_documents
 
 BIN = os.path.dirname(sys.executable)
 
@@ -40,9 +38,6 @@ def run_with_fault(proc, results, trigger, inject, delay_s, timeout_s):
 
 
 def run_docs(results, experiment):
-    """Every point and fault document of the experiment's runs under ``results``, by file name without .json."""
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), experiment, "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)   # a half-written file fails here
-    return docs
+    """Every point and fault document of the experiment's runs under ``results``, by file name without .json
+    (through the result store: a half-written file fails here)."""
+    return stored_documents(results, experiment)

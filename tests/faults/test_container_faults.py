@@ -17,7 +17,6 @@ Not part of `make test`.
 """
 
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -56,10 +55,7 @@ def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400, 
 
 def assert_recovered(results, output, guest):
     """One guest point or more stored as faults naming `guest`, every one of the 4 points valid, the report's note."""
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "container_compare", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)
+    docs = fault_run.run_docs(results, "container_compare")
     faults = {k: d for k, d in docs.items() if d.get("verdict") == "fault"}
     points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
     assert faults, output[-4000:]
@@ -87,10 +83,7 @@ def test_docker_guest_killed_mid_point(tmp_path):
     rc, output = run_with_fault(results, kill_guest)
     assert killed and killed[0].returncode == 0, killed
     assert rc == 0, output[-4000:]
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "container_compare", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)
+    docs = fault_run.run_docs(results, "container_compare")
     faults = [d for d in docs.values() if d.get("verdict") == "fault"]
     points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
     assert faults, output[-4000:]

@@ -25,7 +25,6 @@ pieces build them on first use); about 15 minutes per case. Not part of `make te
 """
 
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -66,10 +65,7 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
     rc, output = run_with_fault(results, kill_vm)
     assert killed, output[-4000:]
     assert rc == 0, output[-4000:]
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "storage_compare", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)
+    docs = fault_run.run_docs(results, "storage_compare")
     faults = [d for d in docs.values() if d.get("verdict") == "fault"]
     points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
     assert len(faults) == 1, output[-4000:]
@@ -93,11 +89,7 @@ PUT_BACK = "TASK [storage_zfs : Replace the member with the wiped disk]"
 
 
 def run_docs(results):
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "storage_compare", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)
-    return docs
+    return fault_run.run_docs(results, "storage_compare")
 
 
 def assert_rebuild_point_valid(results, output):

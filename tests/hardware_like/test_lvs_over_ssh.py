@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-from playbook_run import explain, play
+from playbook_run import explain, play, stored_documents
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -66,10 +66,7 @@ def test_lvs_sweep_through_ssh_only_hosts(tmp_path):
     assert ssh(CLIENT, "command -v httperf").returncode == 0
     assert ssh("10.250.9.21", "dpkg-query -W -f='${db:Status-Status}' apache2").stdout == "installed"
 
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "lvs_compare", "*", "*__rep*.json")):
-        with open(path) as handle:
-            docs[os.path.basename(path)[:-5]] = json.load(handle)
+    docs = stored_documents(results, "lvs_compare")
     assert set(docs) == {"rr__num_conns-1000_rate-50__rep1", "wlc__num_conns-1000_rate-50__rep1"}, out[-3000:]
     for ident, doc in docs.items():
         assert doc["valid"] is True, (ident, doc["reasons"])

@@ -11,7 +11,6 @@ input stops before anything is built. The full lab run (six variants) is
 `ansible-playbook playbooks/container-compare.yml -i inventories/lab`.
 """
 
-import glob
 import hashlib
 import json
 import os
@@ -49,7 +48,7 @@ def play(results, *extra, timeout=4800):
 
 
 def docs_of(results):
-    return sorted(glob.glob(os.path.join(str(results), "container_compare", "*", "*__rep*.json")))
+    return playbook_run.stored_paths(results, "container_compare")
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,10 @@ its data (schemas, scripts) only through the working directory or the
 environment fails here. test_container_compare.py runs the container
 experiment's short real run the same way.
 """
-import glob
-import json
 import os
 
 import pytest
-from playbook_run import ROOT, assert_ok, exit_line, play
+from playbook_run import ROOT, assert_ok, exit_line, play, stored_documents
 
 EXPERIMENTS = {
     "playbooks/lvs-compare.yml": "Plan: ",
@@ -60,7 +58,7 @@ def test_every_experiment_plans_from_the_hardware_template_as_shipped(playbook, 
 
 
 def stored(results):
-    return [json.load(open(p)) for p in glob.glob(os.path.join(str(results), "cpu_scaling", "*", "*__rep*.json"))]
+    return list(stored_documents(results, "cpu_scaling").values())
 
 
 def test_the_worked_example_measures_and_stores_a_point_in_a_clean_shell(tmp_path):

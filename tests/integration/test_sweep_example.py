@@ -6,7 +6,6 @@ plan -> open the run -> points -> store -> report; a rerun measures nothing
 and exits 0; --tags plan writes nothing; bad input stops before any point.
 """
 
-import glob
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ def play(results, *extra):
 
 
 def docs_of(results):
-    return sorted(glob.glob(os.path.join(str(results), "cpu_scaling", "*", "*__rep*.json")))
+    return playbook_run.stored_paths(results, "cpu_scaling")
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,7 @@ def play(tmp_path, *extra):
 
 
 def docs(tmp_path):
-    return {os.path.basename(p)[:-5]: json.load(open(p))
-            for p in glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "*__rep*.json"))}
+    return playbook_run.stored_documents(tmp_path / "results", "fault_toy")
 
 
 def test_a_fault_is_stored_as_such_recovered_and_measured_again(tmp_path):

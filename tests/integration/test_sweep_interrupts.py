@@ -13,7 +13,6 @@ Through the worked example (playbooks/cpu-scaling.yml, sysbench on localhost):
 """
 
 import glob
-import json
 import os
 import signal
 import subprocess
@@ -29,7 +28,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
 from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402 (after the path above)
-from playbook_run import explain, follow  # noqa: E402
+from playbook_run import explain, follow, stored_documents  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'testbed_repetitions=1', '-e', 'cpu_scaling_max_prime=2000']
@@ -90,12 +89,9 @@ def run_dirs(results):
 
 def stored(results):
     """{point id: document} of the run; every file must parse and validate (nothing half-written)."""
-    docs = {}
-    for path in glob.glob(os.path.join(str(results), "cpu_scaling", "*", "*__rep*.json")):
-        with open(path) as handle:
-            doc = json.load(handle)
+    docs = stored_documents(results, "cpu_scaling")
+    for doc in docs.values():
         validate_document(doc)
-        docs[os.path.basename(path)[:-5]] = doc
     return docs
 
 

@@ -132,3 +132,67 @@ def test_a_dependency_whose_version_cannot_be_read_stops_the_build(tmp_path, mon
     monkeypatch.setattr(build.sys, "path", [str(tmp_path / "nowhere")])
     with pytest.raises(SystemExit, match="cannot read the version of community.general, which roles/r/tasks/main.yml uses"):
         build.used_dependencies(str(tmp_path))
+
+
+def test_the_built_galaxy_yml_is_the_committed_one_with_the_built_version(built):
+    _, _, coll = built
+    committed = yaml.safe_load(open(os.path.join(ROOT, "collection", "galaxy.yml"), encoding="utf-8"))
+    galaxy = yaml.safe_load(open(os.path.join(coll, "galaxy.yml"), encoding="utf-8"))
+    assert galaxy["version"].split("+")[0] == committed["version"]
+    assert {k: v for k, v in galaxy.items() if k != "version"} == {k: v for k, v in committed.items() if k != "version"}
+
+
+def test_committed_dependencies_that_are_not_the_installed_ones_stop_the_build(tmp_path, monkeypatch):
+    build = _load_build()
+    galaxy = yaml.safe_load(open(build.GALAXY, encoding="utf-8"))
+    galaxy["dependencies"]["community.general"] = ">=1.0.0"
+    path = tmp_path / "galaxy.yml"
+    path.write_text(yaml.safe_dump(galaxy))
+    monkeypatch.setattr(build, "GALAXY", str(path))
+    with pytest.raises(SystemExit, match=r"declares the dependencies .*community.general.*: write those into galaxy.yml"):
+        build.build(str(tmp_path / "out"), tarball=False)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"version": "1.0"}, "version '1.0' is not MAJOR.MINOR.PATCH"),
+    ({"version": None}, "lacks version"),
+    ({"dependencies": {}}, "lacks dependencies"),
+    ({"name": "other"}, "names testbed.other, not testbed.infra"),
+])
+def test_a_bad_galaxy_yml_stops_the_build_naming_what_is_wrong(tmp_path, monkeypatch, change, message):
+    build = _load_build()
+    galaxy = yaml.safe_load(open(build.GALAXY, encoding="utf-8"))
+    galaxy.update(change)
+    path = tmp_path / "galaxy.yml"
+    path.write_text(yaml.safe_dump(galaxy))
+    monkeypatch.setattr(build, "GALAXY", str(path))
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        build.read_galaxy()
+
+
+def test_the_version_comes_from_galaxy_yml_and_the_tags(monkeypatch):
+    build = _load_build()
+    answers = {("tag", "--list", "v[0-9]*"): "v0.8.0\nv0.9.0", ("rev-parse", "--short=12", "HEAD"): "abcdef123456",
+               ("status", "--porcelain", "--untracked-files=no"): "", ("tag", "--points-at", "HEAD"): "v0.9.0"}
+    monkeypatch.setattr(build, "git", lambda *args: answers.get(args))
+    assert build.version("0.9.0") == "0.9.0"                     # HEAD is the release's tag
+    answers[("tag", "--points-at", "HEAD")] = ""
+    assert build.version("0.9.0") == "0.9.0+gabcdef123456"       # a commit after it
+    answers[("status", "--porcelain", "--untracked-files=no")] = " M x"
+    assert build.version("0.10.0") == "0.10.0+gabcdef123456.dirty"
+    answers[("tag", "--list", "v[0-9]*")] = "v1.0.0"
+    with pytest.raises(SystemExit, match="the tag v1.0.0 is newer than collection/galaxy.yml's version 0.9.0"):
+        build.version("0.9.0")
+
+
+def test_playbooks_are_shipped_with_their_imports_renamed(built):
+    _, _, coll = built
+    shipped = sorted(os.listdir(os.path.join(coll, "playbooks")))
+    assert {"cpu_scaling.yml", "lvs_compare.yml", "storage_compare.yml", "nfv_chain.yml", "container_compare.yml",
+            "experiment_prologue.yml", "experiment_sweep.yml", "lvs_lab_up.yml"} <= set(shipped)
+    assert "lab_nic_stress.yml" not in shipped and all("-" not in name for name in shipped)
+    for name in shipped:
+        text = open(os.path.join(coll, "playbooks", name), encoding="utf-8").read()
+        for imported in re.findall(r"import_playbook:\s*(\S+)", text):
+            assert imported in shipped, (name, imported)
+        assert not re.search(r"^\s+(- )?(role|name): (testbed_sweep|testbed_validate)\s*$", text, re.M), name

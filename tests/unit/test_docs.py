@@ -123,3 +123,17 @@ def test_architecture_names_every_role_and_only_files_that_exist():
     assert named, "docs/architecture.md names no file"
     missing = sorted(path for path in named if "<" not in path and not os.path.exists(os.path.join(ROOT, path)))
     assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+def test_the_faults_page_is_read_at_a_glance():
+    """docs/faults.md is reference: no table cell runs over 300 characters (the measured runs are in
+    docs/results/faults-log.md, which every case links)."""
+    with open(os.path.join(ROOT, "docs", "faults.md"), encoding="utf-8") as handle:
+        rows = [line for line in handle if line.startswith("|") and not line.startswith("| ---")]
+    cells = [cell.strip() for row in rows for cell in row.strip().strip("|").split(" | ")]
+    assert len(rows) > 10
+    assert max(len(cell) for cell in cells) <= 300, [cell[:80] for cell in cells if len(cell) > 300]
+    with open(os.path.join(ROOT, "docs", "results", "faults-log.md"), encoding="utf-8") as handle:
+        log = handle.read()
+    for anchor in re.findall(r"results/faults-log\.md#([a-z0-9-]+)", "".join(rows)):
+        assert f'<a id="{anchor}"></a>' in log, anchor

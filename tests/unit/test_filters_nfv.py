@@ -3,7 +3,6 @@
 tests/fixtures/nfv_chain/ holds the six point documents and the fidelity
 check of a real lab run of playbooks/nfv-chain.yml (5 s x 2 repetitions).
 """
-import glob
 import json
 import os
 
@@ -11,6 +10,7 @@ import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.testbed_results_store import named_documents
 from ansible.module_utils.testbed_sweep import sweep_plan
 from conftest import FIXTURES
 
@@ -20,7 +20,7 @@ STUDY = [{"name": "baseline", "hops": []},
 
 
 def _docs():
-    return [json.load(open(path)) for path in sorted(glob.glob(os.path.join(FIXTURES, "nfv_chain", "*__rep*.json")))]
+    return list(named_documents(os.path.join(FIXTURES, "nfv_chain")).values())
 
 
 def _fidelity():

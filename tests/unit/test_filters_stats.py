@@ -1,5 +1,4 @@
 """Unit tests for filter_plugins/testbed_stats.py (the statistics filters)."""
-import glob
 import json
 import math
 import os
@@ -10,6 +9,7 @@ import sys
 import pytest
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils import testbed_stats as st
+from ansible.module_utils.testbed_results_store import named_documents
 from conftest import FIXTURES, ROOT
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
@@ -378,11 +378,7 @@ def test_jain_index_errors(values, fragment):
 # ---------------------------------------------------------------------------
 
 def _sample_docs():
-    docs = []
-    for path in sorted(glob.glob(os.path.join(SAMPLE_RUN, "*__rep*.json"))):
-        with open(path) as handle:
-            docs.append(json.load(handle))
-    return docs
+    return list(named_documents(SAMPLE_RUN).values())
 
 
 def test_metric_series_from_result_documents():

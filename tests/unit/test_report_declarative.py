@@ -6,7 +6,6 @@ the container study's Table 3.1 arithmetic from synthetic points whose means giv
 the study's ratios.
 """
 import csv
-import glob
 import io
 import json
 import os
@@ -20,6 +19,7 @@ from ansible.module_utils.testbed_report_derived import overall_rows, relative_r
 from ansible.module_utils.testbed_report_load import load_run
 from ansible.module_utils.testbed_report_make import make_report
 from ansible.module_utils.testbed_report_spec import check_spec
+from ansible.module_utils.testbed_results_store import named_documents
 from conftest import FIXTURES
 from testbed_report import main as report_main
 
@@ -33,10 +33,10 @@ NFV_RELATIVE = {"baseline_variant": "baseline",
 
 
 def _nfv_run(tmp_path, spec):
-    paths = sorted(glob.glob(os.path.join(FIXTURES, "nfv_chain", "*__rep*.json")))
-    for path in paths:
-        shutil.copy(path, str(tmp_path))
-    docs = [json.load(open(p)) for p in paths]
+    stored = named_documents(os.path.join(FIXTURES, "nfv_chain"))
+    for name in stored:
+        shutil.copy(os.path.join(FIXTURES, "nfv_chain", name + ".json"), str(tmp_path))
+    docs = list(stored.values())
     order = [s["name"] for s in STUDY]
     docs.sort(key=lambda d: (order.index(d["variant"]), d["repetition"]))
     run = {"experiment": "nfv_chain", "run_id": docs[0]["run_id"], "report": spec,

@@ -3,7 +3,6 @@
 Uses the real NFV chain points (tests/fixtures/nfv_chain) and the tables that
 roles/nfv_measure/filter_plugins/nfv_measure.py derives from them.
 """
-import glob
 import io
 import json
 import os
@@ -14,6 +13,7 @@ import nfv_measure as nfv_measure_filters
 import pytest
 from ansible.module_utils.testbed_report_base import ReportError
 from ansible.module_utils.testbed_report_make import make_report
+from ansible.module_utils.testbed_results_store import named_documents
 from conftest import FIXTURES
 
 STUDY = [{"name": "baseline", "hops": []},
@@ -22,10 +22,10 @@ STUDY = [{"name": "baseline", "hops": []},
 
 
 def _run_dir(tmp_path, spec):
-    paths = sorted(glob.glob(os.path.join(FIXTURES, "nfv_chain", "*__rep*.json")))
-    for path in paths:
-        shutil.copy(path, tmp_path)
-    docs = [json.load(open(p)) for p in paths]
+    stored = named_documents(os.path.join(FIXTURES, "nfv_chain"))
+    for name in stored:
+        shutil.copy(os.path.join(FIXTURES, "nfv_chain", name + ".json"), tmp_path)
+    docs = list(stored.values())
     run = {"experiment": "nfv_chain", "run_id": docs[0]["run_id"],
            "plan": [{"point_id": d["point_id"], "variant": d["variant"]} for d in docs], "report": spec}
     (tmp_path / "run.json").write_text(json.dumps(run))

@@ -839,3 +839,17 @@ def test_the_report_header_names_the_code_and_command(tmp_path):
     assert ("code and command: testbed v1-3-gabc (commit aaaaaaaaaaaa, clean); ansible-core 2.19.14, Python 3.11.2 "
             "on lab; command: ansible-playbook playbooks/lvs-compare.yml -i inventories/lab") in report
     assert "provenance" not in report.split("## Environment")[1]
+
+
+def test_named_documents_reads_every_point_and_fault_document_and_refuses_a_half_written_one(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"run_id": "r", "plan": []}))
+    (run / "index.json").write_text(json.dumps({"points": {}}))
+    (run / "a__rep1.json").write_text(json.dumps({"point_id": "a__rep1", "verdict": "valid"}))
+    (run / "a__fault1__rep1.json").write_text(json.dumps({"point_id": "a__rep1", "verdict": "fault"}))
+    (run / "notes.json").write_text(json.dumps({"not": "a document"}))
+    assert sorted(testbed_results_store.named_documents(str(run))) == ["a__fault1__rep1", "a__rep1"]
+    (run / "b__rep1.json").write_text('{"point_id": "b__rep1", "met')
+    with pytest.raises(ValueError, match=r"b__rep1.json is not a whole JSON document"):
+        testbed_results_store.named_documents(str(run))
