@@ -1,11 +1,13 @@
 #!/bin/bash
 # Build OpenZFS kernel modules for a Debian kernel once, as a binary .deb.
 #
-#   build-zfs-modules.sh BASE_ROOTFS_TAR KVER OUT_DIR
+#   build-zfs-modules.sh BASE_ROOTFS_TAR KVER OUT_DIR [JOBS]
 #
 # BASE_ROOTFS_TAR  a Debian bookworm rootfs tarball (the lab's debootstrap image)
 # KVER             the kernel release the modules are for (e.g. 6.1.0-56-amd64)
 # OUT_DIR          receives zfs-modules-KVER_<zfs version>_amd64.deb (atomic: *.tmp + mv)
+# JOBS             DKMS's parallel make jobs (0 or absent: 3 per core: on a busy machine
+#                  each job gets its share of the CPU, on an idle one the others wait)
 #
 # The build runs in a throw-away chroot of BASE_ROOTFS_TAR (contrib added there,
 # nothing is installed on this host): linux-headers-KVER and zfs-dkms from the
@@ -16,7 +18,8 @@
 # About 7-15 min on 2 cores.
 # Needs root (chroot, mounts).
 set -euo pipefail
-TAR=$1 KVER=$2 OUT=$3
+TAR=$1 KVER=$2 OUT=$3 JOBS=${4:-0}
+[ "$JOBS" -gt 0 ] 2>/dev/null || JOBS=$(( $(nproc) * 3 ))
 [ -f "$TAR" ] || { echo "no rootfs tarball $TAR" >&2; exit 2; }
 mkdir -p "$OUT"
 WORK=$(mktemp -d "$OUT/.zfs-build.XXXXXX")
@@ -42,6 +45,9 @@ mount --bind /dev "$R/dev"
 mount --bind /dev/pts "$R/dev/pts"
 run() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
 run apt-get update -q
+# dkms (installed next) reads framework.conf.d; its postinst build uses these jobs
+mkdir -p "$R/etc/dkms/framework.conf.d"
+echo "parallel_jobs=$JOBS" > "$R/etc/dkms/framework.conf.d/testbed-jobs.conf"
 # dkms's postinst builds for kernels whose headers are present: only KVER here.
 run apt-get install -y -q --no-install-recommends "linux-headers-$KVER" zfs-dkms
 ZFULL=$(run dpkg-query -W -f='${Version}' zfs-dkms)
