@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup setup-lab images test lint unit integration faults hardware-like integration-services integration-others lab-storage-image molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
+.PHONY: help setup setup-lab images test lint unit integration faults hardware-like integration-services integration-others lab-storage-image topology molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
         lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity
 
 help:  ## list the targets
@@ -73,6 +73,9 @@ molecule:  ## molecule test for every role scenario (SCENARIOS)
 
 scenarios:  ## print the molecule scenarios `make molecule` runs, in order (.ci/run times each)
 	@echo $(SCENARIOS)
+
+topology:  ## draw docs/topology.md again: the experiments' topology pictures from inventories/lab (playbooks/show-topology.yml)
+	ansible-playbook playbooks/show-topology.yml -i inventories/lab -e testbed_topology_file=$(abspath docs/topology.md)
 
 example-report:  ## render docs/example-report (a real LVS lab run's documents) again: report.md/html, CSV, charts
 	python scripts/testbed_report.py docs/example-report

@@ -293,7 +293,7 @@ def build_playbooks(coll, inv):
         for imported in re.findall(r"import_playbook:\s*(\S+\.yml)", text):
             if imported not in names or imported in PLAYBOOKS_LEFT_OUT:
                 raise SystemExit(f"playbooks/{name} imports {imported}, which the collection does not ship")
-        if re.search(r"playbook_dir\s*}}/\.\./(?!roles/)", text):
+        if re.search(r"playbook_dir\s*}}/\.\./(?!roles\b)", text):
             raise SystemExit(f"playbooks/{name} reaches outside playbooks/ and roles/ (add it to PLAYBOOKS_LEFT_OUT)")
         edits = Edits()
         for doc in yaml.compose_all(text, Loader=yaml.SafeLoader):
