@@ -288,3 +288,26 @@ def test_nfv_point_keeps_the_fidelity_pairs_and_the_hand_runs():
     assert point["raw"]["direct-iperf3-1.json"] == '{"a": 1}' and point["raw"]["direct-iperf3-3.json"] == '{"b": 2}'
     plain = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "fw"}, {}, "t0", "t1")
     assert plain["extra"]["fidelity_pairs"] is None and not any(k.startswith("direct") for k in plain["raw"])
+
+
+def test_the_studys_tabels_3_4_5_in_their_own_columns_beside_this_run():
+    lat, thr, cpu = nfv_measure_filters.nfv_study_shape_tables(_docs(), nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
+    assert lat["header"] == ["scenario", "mean latency ms, this run", "rise %, this run", "mean latency ms, study",
+                             "rise %, study"]
+    assert lat["rows"] == [["baseline", "0.0805 (n=2)", "\u2014", "0.0890", "\u2014"],
+                           ["1-vnf", "0.106 (n=2)", "+31.7 %", "0.177", "+98.8 %"],
+                           ["2-vnf", "N/A (ICMP does not cross the L4 proxy)", "N/A", "N/A", "N/A"]]
+    assert thr["rows"] == [["baseline", "23.5 (n=2)", "\u2014", "29.5", "\u2014"],
+                           ["1-vnf", "20.7 (n=2)", "11.7 %", "19.7", "33.2 %"],
+                           ["2-vnf", "7.23 (n=2)", "69.2 %", "2.36", "92.0 %"]]
+    # Tabel 5: each VNF type once, from the first chain that has it; the study's ~118.42 % as printed
+    assert [row[:2] + row[3:] for row in cpu["rows"]] == [["firewall", "kernel (iptables NAT)", "~0.01"],
+                                                           ["loadbalancer", "user space (HAProxy)", "~118.42"]]
+    assert cpu["rows"][1][2].startswith("97.6 (n=2, 2-vnf)")
+
+
+def test_a_chain_the_study_did_not_run_has_blank_study_cells():
+    scenarios = nfv_chain_filters.nfv_topology(STUDY + [{"name": "lb-only", "hops": ["loadbalancer"]}])["scenarios"]
+    lat, thr, _ = nfv_measure_filters.nfv_study_shape_tables(_docs(), scenarios)
+    assert lat["rows"][-1][0] == "lb-only" and lat["rows"][-1][3:] == ["", ""]
+    assert thr["rows"][-1][1] == "N/A (n=0)" and thr["rows"][-1][3:] == ["", ""]

@@ -194,6 +194,81 @@ def nfv_study_tables(docs, scenarios, baseline="baseline", include_invalid=False
     return {"tables": tables, "derived": derived, "notes": notes, "cpu_keys": cpu_keys}
 
 
+# Tabel 5's "main process" of each VNF type, as the study names it.
+DASH = "\u2014"
+STUDY_MAIN_PROCESS = {"firewall": "kernel (iptables NAT)", "loadbalancer": "user space (HAProxy)"}
+STUDY_SHAPE_NOTE = ("The study's columns are its published figures (its VM, 2 vCPU; iperf3 3 x 30 s); this run's are "
+                    "the means of its valid points (n), with the rise and drop computed as the study computes them.")
+
+
+def nfv_study_shape_tables(docs, scenarios, baseline="baseline"):
+    """The study's Tabels 3, 4 and 5 in its own columns, this run's figures beside its published ones.
+
+    Tabel 3 (scenario | mean latency ms | rise %: the ping RTT and K_lat), Tabel 4 (scenario |
+    throughput Gbit/s | drop %: iperf3 and D_th) and Tabel 5 (VNF type | main process | CPU %: each
+    VNF type's container CPU in the first scenario that has it, as the study's 1-VNF and 2-VNF chains).
+    The study's cells come from STUDY_FIGURES and STUDY_RELATIVE for the scenarios whose chain is one
+    of its three; a scenario that is not gets a blank study cell, and ICMP through the L4 proxy is
+    "N/A" in both, as the study prints it."""
+    measured = nfv_study_tables(docs, scenarios, baseline)["derived"]
+
+    def num(value, digits=3):
+        return "N/A" if value is None else _fmt(value, digits)
+
+    def points(name):
+        return measured[name]["points"]
+
+    lat, thr, cpu = [], [], []
+    for scenario in scenarios:
+        name, hops = scenario["name"], tuple(scenario.get("hops") or ())
+        study = STUDY_FIGURES.get(hops, {})
+        rel = STUDY_RELATIVE.get(hops, {})
+        is_base = name == baseline
+        mine = measured[name]
+        known = hops in STUDY_FIGURES
+        if scenario.get("icmp_passes", True):
+            lat_mine = f"{num(mine['icmp_rtt_avg_ms'])} (n={points(name)})"
+            rise_mine = DASH if is_base else _fmt_pct(mine["icmp_latency_rise_pct"])
+        else:
+            lat_mine, rise_mine = "N/A (ICMP does not cross the L4 proxy)", "N/A"
+        lat_study = (num(study.get("icmp_rtt_avg_ms")) if "icmp_rtt_avg_ms" in study
+                     else ("N/A" if known else ""))
+        rise_study = DASH if is_base and known else (f"+{rel['icmp_rtt_avg_ms']:.1f} %" if "icmp_rtt_avg_ms" in rel
+                                                     else ("N/A" if known else ""))
+        lat.append([name, lat_mine, rise_mine, lat_study, rise_study])
+        drop_mine = DASH if is_base else ("N/A" if mine["throughput_drop_pct"] is None
+                                               else f"{mine['throughput_drop_pct']:.1f} %")
+        thr.append([name, f"{num(mine['throughput_gbps'])} (n={points(name)})", drop_mine,
+                    num(study.get("throughput_gbps")) if "throughput_gbps" in study else "",
+                    DASH if is_base and known else (f"{rel['throughput_gbps']:.1f} %" if "throughput_gbps" in rel else "")])
+    seen = set()
+    for scenario in scenarios:
+        for hop, kind in enumerate(scenario.get("hops") or (), start=1):
+            if kind in seen:
+                continue
+            seen.add(kind)
+            key = f"vnf{hop}_{kind}_cpu_pct"
+            values = _values([d for d in docs if isinstance(d, dict) and d.get("variant") == scenario["name"]
+                              and d.get("valid") is True], key)
+            study = STUDY_FIGURES.get(tuple(scenario["hops"]), {})
+            cpu.append([kind, STUDY_MAIN_PROCESS.get(kind, ""),
+                        "{} (n={}, {})".format(num(stats.summary(values)["mean"]) if values else "N/A", len(values),
+                                               scenario["name"]),
+                        f"~{study[key]:g}" if key in study else ""])
+    return [
+        {"title": "Study's Tabel 3 shape: mean latency (ping RTT, ms) and its rise K_lat",
+         "header": ["scenario", "mean latency ms, this run", "rise %, this run", "mean latency ms, study",
+                    "rise %, study"], "rows": lat, "notes": [STUDY_SHAPE_NOTE]},
+        {"title": "Study's Tabel 4 shape: throughput (iperf3, Gbit/s) and its drop D_th",
+         "header": ["scenario", "throughput Gbit/s, this run", "drop %, this run", "throughput Gbit/s, study",
+                    "drop %, study"], "rows": thr, "notes": []},
+        {"title": "Study's Tabel 5 shape: CPU per VNF type (% of one CPU during iperf3)",
+         "header": ["VNF type", "main process", "CPU %, this run (scenario)", "CPU %, study"], "rows": cpu,
+         "notes": ["This run's CPU is the VNF container's cgroup (the study read docker stats, which reads the same "
+                   "counters); a kernel firewall's forwarding runs in softirq and is mostly not charged to it."]},
+    ]
+
+
 def nfv_study_reference(scenarios):
     """The report's ``reference`` (label, values per variant) from the study's figures.
 
@@ -432,6 +507,7 @@ class FilterModule:
             "nfv_point": nfv_point,
             "nfv_health": nfv_health,
             "nfv_study_tables": nfv_study_tables,
+            "nfv_study_shape_tables": nfv_study_shape_tables,
             "nfv_fidelity": nfv_fidelity,
             "nfv_study_reference": nfv_study_reference,
         }
