@@ -97,3 +97,32 @@ def test_the_plan_is_printed_and_nothing_is_touched(playbook, lab_inventory, tmp
     assert all(counts == {"failed": 0, "unreachable": 0} for counts in recap(proc.stdout).values()), why(proc)
     assert PLAN_HOST[playbook] in recap(proc.stdout), why(proc)  # the plan play ran on the experiment's host
     assert not results.exists()
+
+
+# playbook -> what its plan prints with -e testbed_profile=study: the study's own parameters over the
+# lab inventory's scale (roles/<role>/meta/testbed_experiment.yml: study_profile).
+STUDY_PLANS = {
+    "lvs-compare": ["Plan: 30 points (10 variants × 3 parameter sets × 1 repetition)",
+                    '{"rate": 2000, "num_conns": 20000}; {"rate": 8000, "num_conns": 20000}; {"rate": 14000,'],
+    "storage-compare": ["Plan: 54 points (2 variants × 9 parameter sets × 3 repetitions)", '"runtime_s": 3600'],
+    "container-compare": ["(6 variants × 29 parameter sets × 3 repetitions)", '"requests": 10000', '"concurrency": 2000'],
+    "nfv-chain": ["Plan: 9 points (3 variants × 1 parameter set × 3 repetitions)", '{"duration_s": 30,'],
+}
+
+
+@pytest.mark.parametrize("playbook", sorted(STUDY_PLANS))
+def test_the_study_profile_plans_the_studys_own_points(playbook, lab_inventory, tmp_path):
+    proc = play(f"playbooks/{playbook}.yml", "--tags", "plan", "-e", "testbed_profile=study", inventory=lab_inventory,
+                results=tmp_path / "results", timeout=300)
+    assert_ok(proc)
+    printed = " ".join(proc.stdout.split())
+    for text in STUDY_PLANS[playbook]:
+        assert text in printed, why(proc)
+    assert "estimated" in printed and "UNREACHABLE" not in proc.stdout, why(proc)
+
+
+def test_the_study_profile_is_refused_where_there_is_no_study(lab_inventory, tmp_path):
+    proc = play("playbooks/cpu-scaling.yml", "--tags", "plan", "-e", "testbed_profile=study", inventory=lab_inventory,
+                results=tmp_path / "results", timeout=300)
+    assert proc.returncode == 10, why(proc)
+    assert "cpu_scaling reproduces no study: testbed_profile=study has nothing to set" in proc.stdout + proc.stderr
