@@ -350,3 +350,23 @@ def _stored(results, experiment):
             found.update({name: (os.path.join(run_dir, name + ".json"), doc)
                           for name, doc in named_documents(run_dir).items()})
     return found
+
+
+def checked(cmd, env, cwd, timeout=300):
+    """Run ``cmd``; assert exit 0 with the tail of its output as the message; return the process."""
+    proc = subprocess.run(cmd, cwd=str(cwd), env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def project_env(work):
+    """A newcomer's environment (user_env) in a project directory ``work`` outside the repository that
+    installs collections into ``work``/collections; their dependencies (community.general, ...) are the
+    ansible package's, in the venv's site-packages."""
+    import site
+
+    assert not str(work).startswith(ROOT + os.sep)
+    paths = [os.path.join(str(work), "collections")] + [
+        p for p in site.getsitepackages() if os.path.isdir(os.path.join(p, "ansible_collections"))]
+    return user_env({"ANSIBLE_COLLECTIONS_PATH": ":".join(paths), "ANSIBLE_NOCOLOR": "1"})

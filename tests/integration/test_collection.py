@@ -15,13 +15,12 @@ of the installed collection. docs/collection.md.
 import json
 import os
 import shutil
-import site
 import subprocess
 import sys
 import tarfile
 
 import pytest
-from playbook_run import BIN, ROOT, assert_ok, play, user_env
+from playbook_run import BIN, ROOT, assert_ok, checked, play, project_env
 
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "fio", "randread_4k_qd32_libaio.json")
 
@@ -64,13 +63,6 @@ PLAYBOOK = """\
 """
 
 
-def _run(cmd, env, cwd, timeout=120):
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """(work directory outside the repository, its clean environment, the collection's root)."""
@@ -82,12 +74,8 @@ def installed(tmp_path_factory):
     assert len(tarballs) == 1, tarballs
     work = base / "elsewhere"
     work.mkdir()
-    assert not str(work).startswith(ROOT + os.sep)
-    # The dependencies (community.general, ...) are the ansible package's, in the venv's site-packages.
-    paths = [str(work / "collections")] + [p for p in site.getsitepackages()
-                                          if os.path.isdir(os.path.join(p, "ansible_collections"))]
-    env = user_env({"ANSIBLE_COLLECTIONS_PATH": ":".join(paths), "ANSIBLE_NOCOLOR": "1"})
-    _run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-p", str(work / "collections"),
+    env = project_env(work)
+    checked([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-p", str(work / "collections"),
           str(tarballs[0])], env, work)
     root = work / "collections" / "ansible_collections" / "testbed" / "infra"
     assert (root / "MANIFEST.json").is_file()
@@ -146,18 +134,18 @@ def test_a_playbook_by_fqcn_runs_outside_the_repository(installed):
 def test_ansible_doc_renders_modules_filters_and_roles(installed):
     work, env, root, _ = installed
     doc = os.path.join(BIN, "ansible-doc")
-    out = _run([doc, "-t", "module", "testbed.infra.fio_parse"], env, work).stdout
+    out = checked([doc, "-t", "module", "testbed.infra.fio_parse"], env, work).stdout
     assert "testbed.infra.fio_parse" in out and "src" in out and "keep_raw" in out  # with the doc fragment
     filters = sorted(p.name[:-4] for p in (root / "plugins" / "filter").glob("*.yml"))
-    listed = json.loads(_run([doc, "-t", "filter", "--list", "--json", "testbed.infra"], env, work).stdout)
+    listed = json.loads(checked([doc, "-t", "filter", "--list", "--json", "testbed.infra"], env, work).stdout)
     assert sorted(n.split(".", 2)[2] for n in listed) == filters
-    rendered = json.loads(_run([doc, "-t", "filter", "--json", *[f"testbed.infra.{f}" for f in filters]],
+    rendered = json.loads(checked([doc, "-t", "filter", "--json", *[f"testbed.infra.{f}" for f in filters]],
                                env, work).stdout)
     assert sorted(rendered) == [f"testbed.infra.{f}" for f in filters]
     for name, body in rendered.items():
         assert body["doc"]["short_description"] and body["doc"]["description"], name
     roles = sorted(p.name for p in (root / "roles").iterdir())
-    shown = json.loads(_run([doc, "-t", "role", "--json", *[f"testbed.infra.{r}" for r in roles]], env, work).stdout)
+    shown = json.loads(checked([doc, "-t", "role", "--json", *[f"testbed.infra.{r}" for r in roles]], env, work).stdout)
     assert sorted(shown) == [f"testbed.infra.{r}" for r in roles]
     assert shutil.which("ansible-doc", path=env["PATH"])
 
@@ -168,5 +156,5 @@ def test_the_roles_report_script_runs_from_the_installed_collection(installed, t
     shutil.copytree(os.path.join(ROOT, "tests", "fixtures", "report", "sample_run"), run)
     script = root / "roles" / "testbed_sweep" / "files" / "testbed_report.py"
     assert not script.is_symlink()
-    out = _run([sys.executable, str(script), str(run), "--format", "md"], env, work).stdout
+    out = checked([sys.executable, str(script), str(run), "--format", "md"], env, work).stdout
     assert "report.md" in out and (run / "report.md").is_file()

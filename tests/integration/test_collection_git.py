@@ -9,20 +9,12 @@ the report. docs/collection.md.
 """
 import json
 import os
-import site
 import subprocess
 import sys
 
 import pytest
 from ansible.module_utils.testbed_results_store import run_documents
-from playbook_run import BIN, ROOT, user_env
-
-
-def _run(cmd, env, cwd, timeout=300):
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"{' '.join(cmd)} exited {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-3000:]}"
-    return proc
+from playbook_run import BIN, ROOT, checked, project_env
 
 
 @pytest.fixture(scope="module")
@@ -30,19 +22,15 @@ def project(tmp_path_factory):
     """(an empty project directory with the collection installed from git, its clean environment, the ref's commit)."""
     base = tmp_path_factory.mktemp("git-collection")
     repo = base / "published.git"
-    _run(["git", "init", "-q", "--bare", str(repo)], dict(os.environ), str(base))
-    built = _run([sys.executable, os.path.join(ROOT, "scripts", "build-collection.py"), "--out", str(base / "build"),
+    checked(["git", "init", "-q", "--bare", str(repo)], dict(os.environ), str(base))
+    built = checked([sys.executable, os.path.join(ROOT, "scripts", "build-collection.py"), "--out", str(base / "build"),
                   "--no-tarball", "--git-ref", "collection-main", "--git-repo", str(repo)], dict(os.environ), ROOT)
     assert "committed as collection-main" in built.stdout
     work = base / "project"
     work.mkdir()
-    assert not str(work).startswith(ROOT + os.sep)
-    # The dependencies (community.general, ...) are the ansible package's, in the venv's site-packages.
-    paths = [str(work / "collections")] + [p for p in site.getsitepackages()
-                                          if os.path.isdir(os.path.join(p, "ansible_collections"))]
-    env = user_env({"ANSIBLE_COLLECTIONS_PATH": ":".join(paths), "ANSIBLE_NOCOLOR": "1"})
+    env = project_env(work)
     assert "ANSIBLE_CONFIG" not in env
-    _run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-p", str(work / "collections"),
+    checked([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "-p", str(work / "collections"),
           f"git+file://{repo},collection-main"], env, str(work))
     commit = subprocess.run(["git", "--git-dir", str(repo), "rev-parse", "collection-main"], capture_output=True,
                             text=True, check=True).stdout.strip()
