@@ -10,8 +10,8 @@
 #                  each job gets its share of the CPU, on an idle one the others wait)
 #
 # The build runs in a throw-away chroot of BASE_ROOTFS_TAR (contrib added there,
-# nothing is installed on this host): linux-headers-KVER and zfs-dkms from the
-# distribution (its postinst builds and installs the modules for KVER), then the
+# nothing is installed on this host): zfs-dkms and linux-headers-KVER from the
+# distribution, `dkms build -j JOBS` and `dkms install` for KVER, then the
 # built modules are packed as a modules-only .deb with dpkg-deb (bookworm's dkms
 # 3.0 has no mkbmdeb any more) that installs on the target without compilers:
 # zfs-modules-KVER, the version of zfs-dkms, depmod run by its postinst.
@@ -45,15 +45,16 @@ mount --bind /dev "$R/dev"
 mount --bind /dev/pts "$R/dev/pts"
 run() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
 run apt-get update -q
-# dkms (installed next) reads framework.conf.d; its postinst build uses these jobs
-mkdir -p "$R/etc/dkms/framework.conf.d"
-echo "parallel_jobs=$JOBS" > "$R/etc/dkms/framework.conf.d/testbed-jobs.conf"
-# dkms's postinst builds for kernels whose headers are present: only KVER here.
-run apt-get install -y -q --no-install-recommends "linux-headers-$KVER" zfs-dkms
+# zfs-dkms first, with no kernel headers: its postinst builds for no kernel. Then the headers of
+# KVER without dkms's header hook (bookworm's dkms builds there with -j<cores> and reads no job
+# count from its configuration), and the build by hand with JOBS jobs.
+run apt-get install -y -q --no-install-recommends zfs-dkms
+rm -f "$R/etc/kernel/header_postinst.d/dkms"
+run apt-get install -y -q --no-install-recommends "linux-headers-$KVER"
 ZFULL=$(run dpkg-query -W -f='${Version}' zfs-dkms)
 ZVER=${ZFULL%%-*}
-run dkms status -m zfs -v "$ZVER" -k "$KVER" | grep -q installed \
-  || run dkms install -m zfs -v "$ZVER" -k "$KVER"
+run dkms build -m zfs -v "$ZVER" -k "$KVER" -j "$JOBS"
+run dkms install -m zfs -v "$ZVER" -k "$KVER"
 KO=$R/lib/modules/$KVER/updates/dkms
 ls "$KO"/zfs.ko* >/dev/null 2>&1 || { echo "no zfs.ko in $KO after the DKMS build" >&2; exit 1; }
 PKG=$WORK/pkg
