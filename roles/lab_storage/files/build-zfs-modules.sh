@@ -53,7 +53,8 @@ rm -f "$R/etc/kernel/header_postinst.d/dkms"
 run apt-get install -y -q --no-install-recommends "linux-headers-$KVER"
 ZFULL=$(run dpkg-query -W -f='${Version}' zfs-dkms)
 ZVER=${ZFULL%%-*}
-run dkms build -m zfs -v "$ZVER" -k "$KVER" -j "$JOBS"
+# JOBS for the build's make and for configure's kernel probes (OpenZFS compiles them in parallel)
+run env TEST_JOBS="$JOBS" dkms build -m zfs -v "$ZVER" -k "$KVER" -j "$JOBS"
 run dkms install -m zfs -v "$ZVER" -k "$KVER"
 KO=$R/lib/modules/$KVER/updates/dkms
 ls "$KO"/zfs.ko* >/dev/null 2>&1 || { echo "no zfs.ko in $KO after the DKMS build" >&2; exit 1; }
