@@ -236,8 +236,12 @@ def nfv_study_shape_tables(docs, scenarios, baseline="baseline"):
         rise_study = DASH if is_base and known else (f"+{rel['icmp_rtt_avg_ms']:.1f} %" if "icmp_rtt_avg_ms" in rel
                                                      else ("N/A" if known else ""))
         lat.append([name, lat_mine, rise_mine, lat_study, rise_study])
-        drop_mine = DASH if is_base else ("N/A" if mine["throughput_drop_pct"] is None
-                                               else f"{mine['throughput_drop_pct']:.1f} %")
+        if is_base:
+            drop_mine = DASH
+        elif mine["throughput_drop_pct"] is None:
+            drop_mine = "N/A"
+        else:
+            drop_mine = f"{mine['throughput_drop_pct']:.1f} %"
         thr.append([name, f"{num(mine['throughput_gbps'])} (n={points(name)})", drop_mine,
                     num(study.get("throughput_gbps")) if "throughput_gbps" in study else "",
                     DASH if is_base and known else (f"{rel['throughput_gbps']:.1f} %" if "throughput_gbps" in rel else "")])
