@@ -17,6 +17,11 @@ description:
   - Sets C(ansible_facts.testbed_tool_versions) (tool name to version or null) and
     C(ansible_facts.testbed_environment) (hostname, kernel, distro, arch, CPUs, memory,
     virtualization, Python and the tools), the per-host part of every result document.
+  - Also records the host's identity (machine-id, DMI product UUID, the MACs of the NICs on a
+    device, each as a keyed hash, never as read), which the result store compares when a run is
+    resumed, and its tuning state - CPU governor, boost, SMT, transparent huge pages; per NIC the
+    driver, ids, speed, MTU, firmware and offloads (C(ethtool -i) and C(-k) when ethtool is
+    installed); per disk the model, firmware, rotational flag and I/O scheduler.
   - Read-only; supports check mode.
 version_added: "1.0.0"
 author: Testbed contributors
@@ -99,6 +104,18 @@ ansible_facts:
         virtualization_type: container
         python_version: 3.11.2
         tools: {httperf: 0.9.0}
+        identity: {hostname: director, machine_id: 800bb90fcc2d3e5a0454b4d746826586, product_uuid: null,
+                   macs: [97c4322c6e978cd75454096e5931c93b]}
+        tuning:
+          cpu: {governor: null, frequency_driver: null, boost: null, smt_control: notsupported, smt_active: false,
+                thp_enabled: madvise, thp_defrag: madvise}
+          nics:
+            eth0: {driver: virtio_net, vendor_id: "0x1af4", device_id: "0x0001", speed_mbps: null, duplex: null,
+                   mtu: 1500, firmware: null, driver_version: 1.0.0,
+                   offloads: {rx-checksumming: true, tcp-segmentation-offload: true, generic-receive-offload: true}}
+          disks:
+            vda: {model: null, vendor: "0x1af4", firmware: null, rotational: true, scheduler: mq-deadline,
+                  size_bytes: 268435456000}
 tools:
   description: How each version was found.
   returned: always
@@ -119,6 +136,7 @@ import re  # noqa: E402
 import socket  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_host_state import identity, tuning  # noqa: E402
 
 # tool -> binaries to look for, arguments, patterns (first group = version), packages.
 KNOWN_TOOLS = {
@@ -300,15 +318,28 @@ def parse_cpu_model(text):
     return match.group(1) if match else None
 
 
+def root_on_disk(mountinfo):
+    """Whether / is a disk's filesystem (a VM's or a machine's root), not a container's overlay."""
+    source = None
+    for line in (mountinfo or "").splitlines():
+        fields = line.split(" - ")
+        if len(fields) == 2 and len(fields[0].split()) > 4 and fields[0].split()[4] == "/":
+            source = (fields[1].split() + ["", ""])[1]
+    return bool(source and re.match(r"^/dev/(root$|[sv]d|hd|xvd|nvme|mmcblk)", source))
+
+
 def detect_virtualization(run_command, find_binary, read_file, exists):
-    """(kind, type): systemd-detect-virt when present, else file heuristics."""
+    """(kind, type): systemd-detect-virt when present, else file heuristics. A /.dockerenv on a
+    root filesystem that sits on a disk is not taken for Docker: an image exported from Docker and
+    booted as a VM carries it (systemd 252 reads it too)."""
+    on_disk = root_on_disk(read_file("/proc/self/mountinfo"))
     tool = find_binary("systemd-detect-virt")
     if tool:
         rc, out, err = run_command([tool])
         kind = (out or "").strip().splitlines()[0].strip() if (out or "").strip() else ""
-        if kind and re.match(r"^[\w-]+$", kind):
+        if kind and re.match(r"^[\w-]+$", kind) and not (kind == "docker" and on_disk):
             return kind, _virt_type(kind)
-    if exists("/.dockerenv"):
+    if exists("/.dockerenv") and not on_disk:
         return "docker", "container"
     if exists("/run/.containerenv"):
         return "podman", "container"
@@ -345,15 +376,31 @@ def _read_file(path):
         return None
 
 
-def gather_environment(run_command, find_binary, read_file=_read_file, exists=os.path.exists):
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _readlink(path):
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def gather_environment(run_command, find_binary, read_file=_read_file, exists=os.path.exists,
+                       listdir=_listdir, readlink=_readlink):
     uname = os.uname()
+    hostname = socket.gethostname()
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         usable = None
     virtualization, virt_type = detect_virtualization(run_command, find_binary, read_file, exists)
     return {
-        "hostname": socket.gethostname(),
+        "hostname": hostname,
         "kernel": uname.release,
         "kernel_version": uname.version,
         "arch": uname.machine,
@@ -365,6 +412,8 @@ def gather_environment(run_command, find_binary, read_file=_read_file, exists=os
         "virtualization": virtualization,
         "virtualization_type": virt_type,
         "python_version": platform.python_version(),
+        "identity": identity(read_file, listdir, readlink, hostname),
+        "tuning": tuning(read_file, listdir, readlink, run_command, find_binary),
     }
 
 

@@ -18,6 +18,7 @@ import platform
 import re
 import socket
 
+from ansible.module_utils.testbed_host_state import identity_difference
 from ansible.module_utils.testbed_parse import fsync_dir, unit_of
 from ansible.module_utils.testbed_results import (
     INDEX_FILE,
@@ -336,6 +337,24 @@ def named_documents(run_dir):
     return documents
 
 
+def other_machines(run_dir, environment):
+    """Sentences naming each host of ``environment`` that is another machine than the one the run's
+    stored documents (points and faults) recorded under the same inventory name (its identity:
+    machine-id, DMI product UUID, NIC MACs; module_utils/testbed_host_state.py)."""
+    current = {name: facts["identity"] for name, facts in (environment.get("hosts") or {}).items()
+               if isinstance(facts, dict) and isinstance(facts.get("identity"), dict)}
+    stored = {}
+    for document in run_documents(run_dir) if current and os.path.isdir(run_dir) else []:
+        for name, facts in ((document.get("environment") or {}).get("hosts") or {}).items():
+            if name in current and name not in stored and isinstance(facts, dict) \
+                    and isinstance(facts.get("identity"), dict):
+                stored[name] = facts["identity"]
+        if len(stored) == len(current):
+            break
+    found = (identity_difference(name, stored[name], current[name]) for name in sorted(stored))
+    return [sentence for sentence in found if sentence]
+
+
 def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, started_at, finished_at,
                 raw=None, sources=None, extra=None, overwrite=False, write=True, fault=None, replace_invalid=False):
     """Write one point document atomically, its raw files beside it, then refresh the index.
@@ -384,12 +403,22 @@ def store_point(run_dir, point, metrics, valid, reasons, warnings, environment, 
             return True
         raise ResultError(f"point {ident} is already stored in {doc_path}; pass overwrite=true to replace it")
 
+    def same_machines():
+        moved = other_machines(run_dir, document["environment"])
+        if moved:
+            raise ResultError(
+                f"not storing point {ident} in run {run['run_id']}: {'; '.join(moved)}. A run is measured on one "
+                f"set of machines: start a new run for these (-e testbed_run_id=new), or point the inventory back "
+                f"at the machines the run was measured on.")
+
     if not write:
+        same_machines()
         existing, _problem = point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
         replaceable(existing)
         return document
 
     with RunLock(run_dir):
+        same_machines()
         old_raw = []
         existing, _problem = point_docs(run_dir, {"plan": [planned]}).get(ident, (None, None))
         if replaceable(existing) and existing is not None:

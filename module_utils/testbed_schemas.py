@@ -454,6 +454,31 @@ SCHEMA_TEXT['result-point.schema.json'] = r'''{
               "null"
             ]
           }
+        },
+        "identity": {
+          "description": "What tells this machine from another (module_utils/testbed_host_state.py): result_store refuses a point whose host differs from the one the run's stored points name under the same inventory host.",
+          "type": "object",
+          "properties": {
+            "hostname": {"type": ["string", "null"]},
+            "machine_id": {"description": "/etc/machine-id as its keyed hash (HMAC-SHA256 with the testbed's key, 32 hex digits; machine(5) asks that the ID itself is never exposed).", "type": ["string", "null"]},
+            "product_uuid": {"description": "/sys/class/dmi/id/product_uuid (readable by root only), as its keyed hash.", "type": ["string", "null"]},
+            "macs": {"description": "Keyed hashes of the MAC addresses of the NICs on a device (not bridges, veths or tunnels), sorted.", "type": "array", "items": {"type": "string"}}
+          },
+          "additionalProperties": {
+            "$ref": "#/$defs/finiteJson"
+          }
+        },
+        "tuning": {
+          "description": "The host's tuning state when the run's setup read it: cpu (governor, frequency_driver, boost, smt_control, smt_active, thp_enabled, thp_defrag), nics (per NIC: driver, vendor_id, device_id, speed_mbps, duplex, mtu, firmware, offloads) and disks (per disk: model, vendor, firmware, rotational, scheduler, size_bytes); null where the host does not expose a value.",
+          "type": "object",
+          "properties": {
+            "cpu": {"type": "object"},
+            "nics": {"type": "object", "additionalProperties": {"type": "object"}},
+            "disks": {"type": "object", "additionalProperties": {"type": "object"}}
+          },
+          "additionalProperties": {
+            "$ref": "#/$defs/finiteJson"
+          }
         }
       },
       "additionalProperties": {

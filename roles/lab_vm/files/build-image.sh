@@ -58,6 +58,9 @@ else
   CID=$(docker create "$ROOTFS" /bin/true)
   docker export "$CID" | tar --numeric-owner -xf - -C "$ROOT"
 fi
+# docker export adds /.dockerenv: a VM booted from it would say it is a Docker container
+# (systemd-detect-virt and tool_versions read it).
+rm -f "$ROOT/.dockerenv"
 # Files written below are replaced, never written through: a symlink in the
 # rootfs (absolute, e.g. /etc/resolv.conf -> /run/...) must not reach the host.
 put() { rm -f "$ROOT/$1"; cat > "$ROOT/$1"; chmod 0644 "$ROOT/$1"; }
