@@ -57,7 +57,7 @@ def controller_owner(experiment, run=None):
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(("state", "experiment", "run", "path"))
+    _VALID_ARGS = frozenset(("state", "experiment", "run", "path", "directory_mode", "subject"))
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
@@ -73,6 +73,9 @@ class ActionModule(ActionBase):
         delegated = task_vars.get("ansible_delegated_vars") or {}
         host = next(iter(delegated), None) or task_vars.get("inventory_hostname", "host")
         module_args = {"state": state, "path": path, "owner": owner}
+        if args.get("directory_mode") is not None:
+            module_args["directory_mode"] = args["directory_mode"]
+        subject = args.get("subject")
         out = self._execute_module(module_name="testbed_host_lock", module_args=module_args, task_vars=task_vars)
         result.update(out)
         if out.get("failed") or out.get("unreachable") or state == "absent" or out.get("taken"):
@@ -84,8 +87,8 @@ class ActionModule(ActionBase):
                                          module_args=dict(module_args, takeover=token(holder)), task_vars=task_vars)
             result.update(again)
             if again.get("taken") and not again.get("failed"):
-                result["msg"] = takeover_note(host, holder)
+                result["msg"] = takeover_note(subject or host, holder)
                 return result
             holder = again.get("held_by") or holder
-        result.update(failed=True, msg=refusal(host, holder, path), holder=describe(holder))
+        result.update(failed=True, msg=refusal(host, holder, path, subject), holder=describe(holder))
         return result

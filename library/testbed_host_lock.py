@@ -48,6 +48,17 @@ options:
   takeover:
     description: Replace the lock when its owner's token (controller/boot_id/pid/pid_start) is this one.
     type: str
+  directory_mode:
+    description:
+      - The mode of the lock file's missing parent directories, created when the lock is taken (an existing
+        directory keeps its mode). C(0700) for a lock inside a results directory, which holds the runs' results.
+    type: raw
+    default: "0755"
+  subject:
+    description:
+      - What the lock stands for, in the action plugin's refusal and takeover note (for example
+        C(the results directory results/cpu_scaling)); the host's name when not given. The module ignores it.
+    type: str
 """
 
 EXAMPLES = r"""
@@ -132,7 +143,22 @@ def run(module):
     result = {"changed": False, "taken": False, "held_by": None, "replaced": None, "path": path}
     directory = os.path.dirname(path) or "."
     if state == "present" and not module.check_mode:
-        os.makedirs(directory, mode=0o755, exist_ok=True)
+        mode = module.params["directory_mode"]
+        try:
+            mode = int(str(mode), 8) if not isinstance(mode, int) else mode
+        except ValueError:
+            module.fail_json(msg="testbed_host_lock: directory_mode %r is not an octal mode such as 0700" % (mode,))
+        missing = []
+        parent = os.path.abspath(directory)
+        while not os.path.isdir(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for each in reversed(missing):
+            try:
+                os.mkdir(each, mode)
+                os.chmod(each, mode)  # the umask does not narrow what was asked
+            except FileExistsError:
+                pass
     # the compare-and-replace steps run under a lock of their own, so that two runs that both find
     # a stale lock cannot both take it over
     guard = None
@@ -181,6 +207,8 @@ def main():
             state=dict(type="str", choices=["present", "absent"], default="present"),
             owner=dict(type="dict", required=True),
             takeover=dict(type="str"),
+            directory_mode=dict(type="raw", default="0755"),
+            subject=dict(type="str"),
         ),
         supports_check_mode=True,
     )

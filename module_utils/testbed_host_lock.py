@@ -81,8 +81,13 @@ def holder_alive(holder, me, holder_stat_text):
         return False
 
 
-def refusal(host, holder, path):
-    """The sentence that refuses a run on a host another run holds."""
+def refusal(host, holder, path, subject=None):
+    """The sentence that refuses a run on a host (or a ``subject`` such as a results directory) another run holds."""
+    if subject:
+        return ("%s is in use by %s: one run at a time there. Wait for that run to end, or give this run a results "
+                "directory of its own (-e testbed_results_dir=...); if that run is gone (stopped on another "
+                "controller, or that controller rebooted), remove %s on %s and run again."
+                % (subject, describe(holder), path, host))
     return ("%s is in use by %s: one run per host. Wait for that run to end; if it is gone (stopped on another "
             "controller, or that controller rebooted), remove %s on %s and run again."
             % (host, describe(holder), path, host))

@@ -75,3 +75,40 @@ def test_a_lock_of_another_controller_is_refused_with_how_to_go_on(tmp_path, hol
     assert "localhost is in use by run 20261202T080000Z of lvs_compare (controller lab-controller-2" in proc.stdout
     assert f"remove {lock_path} on localhost and run again" in proc.stdout
     assert json.loads(lock_path.read_text())["controller"] == "lab-controller-2"
+
+
+def test_a_results_directory_in_use_is_refused_then_taken_over(tmp_path, holder):
+    """One run per results directory: another live run of the experiment into the same results
+    directory (its lock beside the runs, results/<experiment>/.run.lock) stops this one before
+    anything is written, naming it; once it is gone the lock is taken over, and released at the end."""
+    results = tmp_path / "results"
+    lock_path = results / "cpu_scaling" / ".run.lock"
+    lock_path.parent.mkdir(parents=True)
+    lock_path.write_text(json.dumps(dict(holder_record(holder.pid), experiment="cpu_scaling")))
+    host_lock = tmp_path / "lock" / "run.lock"
+    refused = play(results, host_lock)
+    assert refused.returncode == 14, why(refused)
+    said = " ".join(refused.stdout.split())
+    assert (f"the results directory {results}/cpu_scaling is in use by run 20261202T080000Z of cpu_scaling "
+            f"(controller {socket.gethostname()}, ansible-playbook pid {holder.pid}") in said, why(refused)
+    assert "give this run a results directory of its own" in said
+    assert sorted(p.name for p in lock_path.parent.iterdir() if not p.name.startswith(".")) == [], \
+        "the refused run wrote results"
+    assert not host_lock.exists(), "the refused run kept its host lock"
+    holder.kill()
+    holder.wait()
+    proc = play(results, host_lock)
+    assert_ok(proc)
+    said = " ".join(proc.stdout.split())  # the output callback wraps long lines
+    assert f"the results directory {results}/cpu_scaling: took over the lock of run 20261202T080000Z" in said, \
+        why(proc)
+    assert len(playbook_run.point_documents(results, "cpu_scaling")) == 2
+    assert not lock_path.exists() and not host_lock.exists(), "the run left a lock behind"
+
+
+def test_a_new_results_directory_is_private(tmp_path):
+    results = tmp_path / "results"
+    proc = play(results, tmp_path / "lock" / "run.lock")
+    assert_ok(proc)
+    for directory in (results, results / "cpu_scaling"):
+        assert directory.stat().st_mode & 0o077 == 0, f"{directory} is readable by other users"

@@ -62,6 +62,14 @@ def test_the_refusal_names_the_other_run_and_how_to_go_on():
     assert takeover_note("web1", owner(run="R1")).startswith("web1: took over the lock of run R1 of cpu_scaling")
 
 
+def test_the_refusal_of_a_results_directory_names_it_and_another_way():
+    path = "results/cpu_scaling/.run.lock"
+    sentence = refusal("localhost", owner(run="R1"), path, subject="the results directory results/cpu_scaling")
+    assert sentence.startswith("the results directory results/cpu_scaling is in use by run R1 of cpu_scaling")
+    assert "one run per host" not in sentence
+    assert "-e testbed_results_dir=" in sentence and f"remove {path} on localhost and run again" in sentence
+
+
 def test_whether_the_holder_still_runs():
     me = owner(pid=1, pid_start=1)
     holder = owner()
