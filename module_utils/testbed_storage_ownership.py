@@ -122,11 +122,18 @@ def ceph_observed(conf_path, conf_text, data_dirs, osd_fsids):
         return {"exists": False, "id": None, "where": ""}
     ident = fsid_from_conf(conf_text) if conf_text is not None else None
     where = conf_path if ident else ""
+    if conf_text is not None and not data_dirs:
+        # a configuration and no daemon of that cluster here: a client of a cluster elsewhere
+        return {"exists": True, "id": ident, "where": conf_path, "client_only": True}
     if ident is None:
         found = sorted(set(value.strip().lower() for value in osd_fsids.values() if value and value.strip()))
         if len(found) == 1:
             ident = found[0]
             where = sorted(path for path, value in osd_fsids.items() if value and value.strip().lower() == ident)[0]
+    if ident is None and conf_text is not None:
+        # the testbed's ceph.conf always names its fsid: one without is not known to be ours (fail closed)
+        return {"exists": True, "id": None, "where": conf_path,
+                "unreadable": "names no fsid, and no OSD directory tells one"}
     return {"exists": True, "id": ident, "where": where or ", ".join(sources)}
 
 
@@ -173,7 +180,10 @@ def ownership_problem(system, name, node, marker, observed, marker_file, variabl
     ``variable``: the variable to rename in the fix (None: the role's own; "": no rename possible).
     Nothing there: no problem (the role may create it). There, with a marker whose identity is what
     is there: ours. A Ceph cluster whose fsid cannot be read (data directories without a
-    configuration) is ours only with a marker.
+    configuration) is ours only with a marker; a configuration that names no fsid is never ours (the
+    testbed's always does), and a configuration without daemons is a client's (unless the marker
+    names its fsid: the testbed's, its daemons already removed), which the testbed would overwrite:
+    refused with what to do instead.
     """
     if system not in SYSTEMS:
         raise ValueError("system %r is not one of %s" % (system, ", ".join(SYSTEMS)))
@@ -181,12 +191,22 @@ def ownership_problem(system, name, node, marker, observed, marker_file, variabl
         return ""
     key = ID_KEY[system]
     ident = observed.get("id")
+    if observed.get("client_only") and not (marker is not None and ident and marker.get(key) == ident):
+        shown = (" of the cluster with fsid %s" % ident) if ident else ""
+        return ("node %s has a Ceph client configuration %s%s and no daemon of that cluster: the testbed would "
+                "write its own cluster's there. Give it as storage_compare_ceph_existing_conf to measure that "
+                "cluster, or move it away, or leave ceph out of the run's variants." % (node, observed.get("where"), shown))
     if marker is not None:
         recorded = marker.get(key)
-        if ident is None or recorded == ident:
+        if recorded == ident or (ident is None and not observed.get("unreadable")):
             return ""
-        why = "its %s %s (%s) differs from %s in the marker %s" % (
-            key.upper() if key == "guid" else key, ident, observed.get("where") or "read there", recorded, marker_file)
+        if ident is None:
+            why = "%s %s, so it cannot be told from the cluster in the marker %s" % (
+                observed.get("where") or "its configuration", observed["unreadable"], marker_file)
+        else:
+            why = "its %s %s (%s) differs from %s in the marker %s" % (
+                key.upper() if key == "guid" else key, ident, observed.get("where") or "read there", recorded,
+                marker_file)
     elif marker_error:
         why = "the marker %s is not the testbed's: %s" % (marker_file, marker_error)
     else:

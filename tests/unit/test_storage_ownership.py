@@ -168,9 +168,10 @@ def test_module_records_checks_and_forgets(tmp_path):
     assert not failed and out["changed"] and not out["exists"]
     path = tmp_path / "marker" / "storage_ceph" / "ceph.json"
     assert json.loads(path.read_text())["fsid"] == FSID
-    # the role writes the configuration next: ours
+    # the role writes the configuration and starts a monitor next: ours
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "ceph.conf").write_text("[global]\nfsid = %s\n" % FSID)
+    (tmp_path / "lib" / "mon" / "ceph-a").mkdir(parents=True)
     failed, out = run_module(storage_ownership, ceph_args(tmp_path))
     assert not failed and out["owned"] and out["problem"] == "" and out["marker"]["fsid"] == FSID
     # recording again changes nothing
@@ -315,3 +316,27 @@ def test_module_records_an_image_with_its_cluster(tmp_path, monkeypatch):
     assert not failed and out["changed"] and marker["id"] == FSID + "/abc" and marker["system"] == "rbd"
     failed, out = run_module(storage_ownership, args)
     assert out["owned"] and not out["changed"]
+
+
+# -- fail closed, and a client's configuration -----------------------------------------------------
+
+def test_a_configuration_without_fsid_is_never_taken_for_ours_even_with_a_marker():
+    observed = ceph_observed("/etc/ceph/ceph.conf", "[global]\nmon_host = 10.0.0.1\n", ["/var/lib/ceph/mon/ceph-a"], {})
+    assert observed["id"] is None and observed["unreadable"]
+    problem = ownership_problem("ceph", "ceph", "n1", make_marker("ceph", "ceph", FSID, "n1", "t"), observed,
+                                MARKER_CEPH)
+    assert problem.startswith("cluster ceph on node n1 was not created by the testbed (/etc/ceph/ceph.conf names no "
+                              "fsid, and no OSD directory tells one, so it cannot be told from the cluster in the "
+                              "marker %s)" % MARKER_CEPH)
+
+
+def test_a_client_configuration_is_refused_as_a_client_not_as_a_cluster_to_remove():
+    observed = ceph_observed("/etc/ceph/ceph.conf", "[global]\nfsid = %s\n" % OTHER, [], {})
+    assert observed == {"exists": True, "id": OTHER, "where": "/etc/ceph/ceph.conf", "client_only": True}
+    problem = ownership_problem("ceph", "ceph", "n1", None, observed, MARKER_CEPH, variable="")
+    assert problem.startswith("node n1 has a Ceph client configuration /etc/ceph/ceph.conf of the cluster with fsid "
+                              + OTHER + " and no daemon of that cluster")
+    assert "storage_compare_ceph_existing_conf" in problem and "remove the cluster yourself" not in problem
+    # the testbed's own configuration whose daemons are already gone (an interrupted removal): ours
+    assert ownership_problem("ceph", "ceph", "n1", make_marker("ceph", "ceph", OTHER, "n1", "t"), observed,
+                             MARKER_CEPH) == ""
