@@ -55,7 +55,7 @@ unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 # The integration tests that start servers on this host (Apache, vsftpd, Postfix, netserver,
 # nuttcp) and the container-compare run; .ci/run runs them in a lane of their own, beside the rest.
 INTEGRATION_SERVICES := tests/integration/test_container_compare.py tests/integration/test_guest_services_native.py \
-                        tests/integration/test_workload_cc_tools.py
+                        tests/integration/test_guest_services_restore.py tests/integration/test_workload_cc_tools.py
 
 integration:  ## short real smoke runs on loopback (tools -> modules -> store -> report): both halves below
 	python -m pytest -q --durations=12 tests/integration
