@@ -29,6 +29,7 @@ from ansible.module_utils.testbed_sweep import (  # noqa: E402
     sweep_segments,
     sweep_unbuilt,
     sweep_unreachable_problems,
+    workload_deadline,
     workload_result,
 )
 
@@ -45,6 +46,7 @@ class FilterModule:
             "sweep_result_lines": sweep_result_lines,
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
+            "workload_deadline": workload_deadline,
             "sweep_unbuilt": sweep_unbuilt,
             "sweep_unreachable_problems": sweep_unreachable_problems,
             "sweep_outcome": sweep_outcome,

@@ -366,6 +366,12 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
         warnings.extend(parsed.get("warnings") or [])
     if not run.get("finished", True):
         reasons.append(f"{tool} did not finish in time")
+    if run.get("overran"):
+        estimate = run.get("estimate_s")
+        reasons.append(f"{tool} exceeded its deadline of {run.get('deadline_s')} s "
+                       + (f"(estimate {estimate:g} s)" if isinstance(estimate, (int, float)) and estimate
+                          else "(no estimate: the default deadline, testbed_workload_deadline_default_s)")
+                       + " and was stopped")
     valid = parsed is not None and bool(parsed.get("valid", True)) and not reasons
     shown = [f"{k} {v}" for k, v in list(out.items())[:3] if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return {
@@ -378,6 +384,32 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
         "environment": environment, "started_at": run.get("started_at"), "finished_at": run.get("finished_at"),
         "load_s": run.get("duration_s") or 0, "summary": ", ".join(shown) or None,
     }
+
+
+def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_s=3600):
+    """The deadline of one load: ``{deadline_s, from, estimate_s}``.
+
+    ``timeout_s`` > 0 is the caller's own stop (a tool that never ends by itself, such as postal:
+    stopping it there is how it ends, ``from: timeout``). Else ``factor`` x ``estimate_s`` +
+    ``margin_s`` when the load has an estimate (``from: estimate``), else ``default_s``
+    (``from: default``). Every load gets one: no value makes it unbounded."""
+    fname = "workload_deadline"
+    values = {}
+    for name, value, least in (("timeout_s", timeout_s, 0), ("estimate_s", estimate_s, 0), ("factor", factor, 1),
+                               ("margin_s", margin_s, 0), ("default_s", default_s, 1)):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or isinstance(value, bool) or not math.isfinite(number) or number < least:
+            _fail(fname, f"{name} must be a number >= {least}, got {value!r}")
+        values[name] = number
+    if values["timeout_s"] > 0:
+        return {"deadline_s": int(math.ceil(values["timeout_s"])), "from": "timeout", "estimate_s": values["estimate_s"] or None}
+    if values["estimate_s"] > 0:
+        deadline = values["factor"] * values["estimate_s"] + values["margin_s"]
+        return {"deadline_s": int(math.ceil(deadline)), "from": "estimate", "estimate_s": values["estimate_s"]}
+    return {"deadline_s": int(math.ceil(values["default_s"])), "from": "default", "estimate_s": None}
 
 
 def delta_seconds(delta):

@@ -105,7 +105,10 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, netserver, tmp_path):
 
     xz = results["xz"]
     assert xz["error"] is None and xz["output"] == "stderr", xz
-    assert xz["argv"][:6] == ["env", "LC_ALL=C", "LANG=C", "sh", "-c", 'exec "$0" "$@" > /dev/null']
+    # under its deadline (no estimate: the default), then the shell that sends xz's data to /dev/null
+    assert xz["argv"][:10] == ["env", "LC_ALL=C", "LANG=C", "timeout", "-k", "3", "3600",
+                               "sh", "-c", 'exec "$0" "$@" > /dev/null']
+    assert xz["deadline_s"] == 3600 and xz["overran"] is False
     assert xz["stdout"] == ""          # the compressed data went to /dev/null
     assert xz["output_text"] == xz["stderr"] and "xz-input.bin: " in xz["output_text"]
     metrics = xz["parsed"]["metrics"]
@@ -123,7 +126,7 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, netserver, tmp_path):
 
     lftp = results["lftp"]
     assert lftp["error"] is None and lftp["output"] == "stdout" and lftp["output_text"] is None, lftp
-    assert lftp["argv"][3:8] == ["env", f"--chdir={work}", "timeout", "60", "lftp"]
+    assert lftp["argv"][3:10] == ["env", f"--chdir={work}", "timeout", "-k", "3", "60", "lftp"]
     metrics = lftp["parsed"]["metrics"]
     assert (metrics["direction"], metrics["get_bytes"], metrics["put_bytes"]) == ("mixed", 4194304, 4194304)
     assert metrics["get_rate_mib_s"] > 0 and metrics["put_rate_mib_s"] > 0
@@ -146,7 +149,7 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, netserver, tmp_path):
     for flag, direction in (("-t", "transmit"), ("-r", "receive")):
         nuttcp = results["nuttcp"][flag]
         assert nuttcp["error"] is None, nuttcp
-        assert nuttcp["argv"][3:6] == ["timeout", "30", "nuttcp"] and flag in nuttcp["argv"]
+        assert nuttcp["argv"][3:8] == ["timeout", "-k", "3", "30", "nuttcp"] and flag in nuttcp["argv"]
         metrics = nuttcp["parsed"]["metrics"]
         assert metrics["rate_bps"] > 0 and metrics["tx_cpu_pct"] is not None
         assert nuttcp["parsed"]["details"]["direction"] == direction
@@ -159,5 +162,5 @@ def test_xz_hpcc_lftp_curl_entry_points(ftp_server, netserver, tmp_path):
     assert iozone["error"] is None, iozone
     assert iozone["parsed"]["metrics"]["write_kib_s"] > 0 and iozone["parsed"]["metrics"]["read_kib_s"] > 0
     wrapped = results["wrapped"]
-    assert wrapped["argv"][3:6] == ["prlimit", "--nofile=3000:", "sysbench"], wrapped["argv"]
+    assert wrapped["argv"][3:10] == ["timeout", "-k", "3", "3600", "prlimit", "--nofile=3000:", "sysbench"], wrapped["argv"]
     assert wrapped["error"] is None and wrapped["parsed"]["metrics"]["events_per_s"] > 0

@@ -14,6 +14,7 @@ from ansible.module_utils.testbed_sweep import (
     sweep_segments,
     sweep_unbuilt,
     sweep_unreachable_problems,
+    workload_deadline,
     workload_result,
 )
 from testbed_sweep import FilterModule  # the filter plugin (filter_plugins/ is on the tests' path)
@@ -164,7 +165,7 @@ def test_delta_seconds():
 
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
-                                             "sweep_result_lines", "delta_seconds", "workload_result",
+                                             "sweep_result_lines", "delta_seconds", "workload_result", "workload_deadline",
                                              "sweep_unbuilt", "sweep_outcome", "sweep_unreachable_problems"}
 
 
@@ -182,6 +183,37 @@ def test_workload_result_keeps_picked_metrics_and_converts_units():
     assert out["valid"] is True and out["warnings"] == ["old iperf3"] and out["load_s"] == 10.2
     assert out["raw"] == {"iperf3.txt": "{...}"} and out["sources"]["iperf3"]["metrics"]["sent_bps"] == 2.6e9
     assert out["extra"]["argv"][2] == "iperf3" and out["started_at"].startswith("2026-11-23T12:00:00")
+
+
+@pytest.mark.parametrize("args,expected", [
+    ({"timeout_s": 190}, {"deadline_s": 190, "from": "timeout", "estimate_s": None}),
+    ({"timeout_s": 190, "estimate_s": 60}, {"deadline_s": 190, "from": "timeout", "estimate_s": 60.0}),
+    ({"estimate_s": 30}, {"deadline_s": 150, "from": "estimate", "estimate_s": 30.0}),
+    ({"estimate_s": 0.4, "factor": 2, "margin_s": 0}, {"deadline_s": 1, "from": "estimate", "estimate_s": 0.4}),
+    ({}, {"deadline_s": 3600, "from": "default", "estimate_s": None}),
+    ({"default_s": 7200}, {"deadline_s": 7200, "from": "default", "estimate_s": None}),
+])
+def test_every_load_has_a_deadline(args, expected):
+    assert workload_deadline(**args) == expected
+
+
+@pytest.mark.parametrize("bad", [{"estimate_s": -1}, {"factor": 0.5}, {"default_s": 0}, {"margin_s": "x"},
+                                 {"timeout_s": True}, {"estimate_s": float("inf")}])
+def test_a_deadline_that_would_not_bound_is_refused(bad):
+    with pytest.raises(AnsibleFilterError, match="workload_deadline"):
+        workload_deadline(**bad)
+
+
+def test_a_load_stopped_at_its_deadline_is_invalid_with_the_numbers():
+    run = dict(RUN, rc=124, overran=True, deadline_s=150, estimate_s=30.0)
+    out = workload_result(run, {}, {})
+    assert out["valid"] is False
+    assert "iperf3 exceeded its deadline of 150 s (estimate 30 s) and was stopped" in out["reasons"]
+    run = dict(RUN, rc=124, overran=True, deadline_s=3600, estimate_s=None)
+    assert workload_result(run, {}, {})["reasons"][-1].startswith(
+        "iperf3 exceeded its deadline of 3600 s (no estimate: the default deadline")
+    # stopped at the caller's own timeout (postal): not an overrun
+    assert workload_result(dict(RUN, rc=124, overran=False), {}, {})["valid"] is True
 
 
 def test_workload_result_keeps_the_text_the_parser_read():
