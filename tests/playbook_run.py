@@ -370,3 +370,20 @@ def project_env(work):
     paths = [os.path.join(str(work), "collections")] + [
         p for p in site.getsitepackages() if os.path.isdir(os.path.join(p, "ansible_collections"))]
     return user_env({"ANSIBLE_COLLECTIONS_PATH": ":".join(paths), "ANSIBLE_NOCOLOR": "1"})
+
+
+def installed(package):
+    """Whether dpkg has ``package`` installed on this host."""
+    proc = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package], capture_output=True, text=True)
+    return proc.returncode == 0 and proc.stdout.strip() == "installed"
+
+
+def native_init_script_marks(what):
+    """The skip marks of a test that runs a Debian server on this host through its init script."""
+    import pytest
+
+    return [
+        pytest.mark.skipif(os.geteuid() != 0, reason=f"{what}: needs root"),
+        pytest.mark.skipif(os.path.isdir("/run/systemd/system"),
+                           reason="this host runs systemd (the init script path is the other one)"),
+    ]

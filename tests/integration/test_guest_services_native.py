@@ -20,21 +20,14 @@ import subprocess
 import sys
 
 import pytest
-from playbook_run import ROOT, assert_ok, explain, play
+from playbook_run import ROOT, assert_ok, explain, installed, native_init_script_marks, play
 
 PLAYBOOK = "tests/integration/guest_services_native.yml"
 POSTMULTI = "/usr/sbin/postmulti"
 CALLBACKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "callback_plugins")
 
 
-def installed(package):
-    proc = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package], capture_output=True, text=True)
-    return proc.returncode == 0 and proc.stdout.strip() == "installed"
-
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="installs and starts Postfix: needs root"),
-    pytest.mark.skipif(os.path.isdir("/run/systemd/system"), reason="this host runs systemd (the init script path is the other one)"),
+pytestmark = native_init_script_marks("installs and starts Postfix") + [
     pytest.mark.skipif(installed("postfix"), reason="this host has a Postfix of its own: left alone"),
     pytest.mark.skipif(shutil.which("unshare") is None, reason="unshare (util-linux) is missing"),
 ]

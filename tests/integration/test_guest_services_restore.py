@@ -12,21 +12,14 @@ import os
 import subprocess
 
 import pytest
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, installed, native_init_script_marks, play
 
 PLAYBOOK = "tests/integration/guest_services_native.yml"
 FTP_ROOT = "/srv/ftp"
 CONF = "/etc/vsftpd.conf"
 
 
-def installed(package):
-    proc = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", package], capture_output=True, text=True)
-    return proc.returncode == 0 and proc.stdout.strip() == "installed"
-
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0, reason="configures and starts this host's vsftpd: needs root"),
-    pytest.mark.skipif(os.path.isdir("/run/systemd/system"), reason="this host runs systemd (the init script path is the other one)"),
+pytestmark = native_init_script_marks("configures and starts this host's vsftpd") + [
     pytest.mark.skipif(not installed("vsftpd"), reason="this host has no vsftpd of its own to put back"),
 ]
 
