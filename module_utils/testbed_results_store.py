@@ -306,9 +306,9 @@ def fault_documents(run_dir, point_id):
     return [name for _number, name in sorted(found)]
 
 
-def run_documents(run_dir):
-    """Every document of a run - its points' results and its fault documents - in file-name order."""
-    documents = []
+def iter_run_documents(run_dir):
+    """Every document of a run - its points' results and its fault documents - in file-name order,
+    read one at a time (a caller that stops early reads no more)."""
     for name in sorted(os.listdir(run_dir)):
         if name.endswith(".json") and not name.startswith(".") and name not in (RUN_FILE, INDEX_FILE):
             try:
@@ -316,8 +316,12 @@ def run_documents(run_dir):
             except (OSError, ValueError):
                 continue
             if isinstance(document, dict) and "point_id" in document:
-                documents.append(document)
-    return documents
+                yield document
+
+
+def run_documents(run_dir):
+    """Every document of a run - its points' results and its fault documents - in file-name order."""
+    return list(iter_run_documents(run_dir))
 
 
 def named_documents(run_dir):
@@ -344,7 +348,8 @@ def other_machines(run_dir, environment):
     current = {name: facts["identity"] for name, facts in (environment.get("hosts") or {}).items()
                if isinstance(facts, dict) and isinstance(facts.get("identity"), dict)}
     stored = {}
-    for document in run_documents(run_dir) if current and os.path.isdir(run_dir) else []:
+    # stops at the first documents that name every host: usually one file read per store
+    for document in iter_run_documents(run_dir) if current and os.path.isdir(run_dir) else ():
         for name, facts in ((document.get("environment") or {}).get("hosts") or {}).items():
             if name in current and name not in stored and isinstance(facts, dict) \
                     and isinstance(facts.get("identity"), dict):
