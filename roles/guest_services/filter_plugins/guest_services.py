@@ -18,7 +18,7 @@ def _service(facts, daemon):
 
 def gs_before(daemons, service_facts, dpkg_lines, ftp_dirs):
     """The record of the host before the role: {services: {daemon: {installed, running, enabled}},
-    ftp_dirs: {path: existed}, packages: [installed packages]}.
+    ftp_dirs: {path: existed}}.
 
     ``daemons``: {server: daemon}; ``dpkg_lines``: ``<status> <package>`` lines of dpkg-query;
     ``ftp_dirs``: the stat results ({item: path, stat: {exists}}) of the FTP directories."""
@@ -36,7 +36,7 @@ def gs_before(daemons, service_facts, dpkg_lines, ftp_dirs):
     dirs = {}
     for result in ftp_dirs or ():
         dirs[result["item"]] = bool((result.get("stat") or {}).get("exists"))
-    return {"services": services, "ftp_dirs": dirs, "packages": installed}
+    return {"services": services, "ftp_dirs": dirs}
 
 
 def gs_new_packages(dpkg_before, dpkg_after):
