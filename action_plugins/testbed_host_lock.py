@@ -76,6 +76,8 @@ class ActionModule(ActionBase):
         if args.get("directory_mode") is not None:
             module_args["directory_mode"] = args["directory_mode"]
         subject = args.get("subject")
+        # the module's own failures (a lock it cannot write) name the host, or what the lock is of
+        module_args["subject"] = subject or host
         out = self._execute_module(module_name="testbed_host_lock", module_args=module_args, task_vars=task_vars)
         result.update(out)
         if out.get("failed") or out.get("unreachable") or state == "absent" or out.get("taken"):

@@ -92,7 +92,8 @@ path:
   type: str
 """
 
-import fcntl  # noqa: E402 (Ansible modules import after their documentation)
+import errno  # noqa: E402 (Ansible modules import after their documentation)
+import fcntl  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 
@@ -117,19 +118,40 @@ def _write_new(path, owner):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w") as handle:
-        json.dump(owner, handle, sort_keys=True)
-        handle.write("\n")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(owner, handle, sort_keys=True)
+            handle.write("\n")
+    except OSError:
+        # a lock half written (a full disk) would name no run and refuse every later one
+        os.remove(path)
+        raise
     return True
 
 
 def _replace(path, owner):
     tmp = "%s.%d.tmp" % (path, os.getpid())
-    with open(tmp, "w") as handle:
-        json.dump(owner, handle, sort_keys=True)
-        handle.write("\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as handle:
+            json.dump(owner, handle, sort_keys=True)
+            handle.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def write_failure(exc, path, subject):
+    """One sentence for a lock that could not be written (a full disk, a read-only filesystem...)."""
+    what = subject or "this host"
+    directory = os.path.dirname(path) or "."
+    if exc.errno == errno.ENOSPC:
+        return ("testbed_host_lock: no space left on the filesystem of %s: the lock %s of %s was not written; "
+                "free space there and run the same command again" % (directory, path, what))
+    return ("testbed_host_lock: the lock %s of %s could not be written (%s); give a path this user can write "
+            "(testbed_lock_path, testbed_results_dir)" % (path, what, exc.strerror or exc))
 
 
 def run(module):
@@ -159,45 +181,54 @@ def run(module):
                 os.chmod(each, mode)  # the umask does not narrow what was asked
             except FileExistsError:
                 pass
-    # the compare-and-replace steps run under a lock of their own, so that two runs that both find
-    # a stale lock cannot both take it over
+            except OSError as exc:
+                module.fail_json(msg=write_failure(exc, path, module.params["subject"]), path=path)
+    # the compare-and-replace steps run under a lock of their own - flock(2) on the lock's directory,
+    # which leaves no file behind - so that two runs that both find a stale lock cannot both take it over
     guard = None
     if os.path.isdir(directory) and not module.check_mode:
-        guard = open(os.path.join(directory, "." + os.path.basename(path) + ".guard"), "a")
-        fcntl.flock(guard.fileno(), fcntl.LOCK_EX)
+        guard = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(guard, fcntl.LOCK_EX)
     try:
-        current = _read(path)
-        if state == "absent":
-            if current is not None and token(current) == mine:
-                result.update(changed=True, taken=True)
-                if not module.check_mode:
-                    os.remove(path)
-            elif current is not None:
-                result["held_by"] = current
-            return result
-        if current is None:
-            if module.check_mode or _write_new(path, owner):
-                result.update(changed=True, taken=True)
-                return result
-            current = _read(path)  # another run created it between our read and our create
-        if current is not None and token(current) == mine:
-            result["taken"] = True
-            if current != owner:
-                result["changed"] = True
-                if not module.check_mode:
-                    _replace(path, owner)
-            return result
-        takeover = module.params["takeover"]
-        if takeover and current is not None and token(current) == takeover:
-            result.update(changed=True, taken=True, replaced=current)
-            if not module.check_mode:
-                _replace(path, owner)
-            return result
-        result["held_by"] = current
-        return result
+        return _locked(module, path, state, owner, mine, result)
+    except OSError as exc:
+        module.fail_json(msg=write_failure(exc, path, module.params["subject"]), path=path)
     finally:
         if guard is not None:
-            guard.close()
+            os.close(guard)
+
+
+def _locked(module, path, state, owner, mine, result):
+    """The compare-and-replace steps, under the guard."""
+    current = _read(path)
+    if state == "absent":
+        if current is not None and token(current) == mine:
+            result.update(changed=True, taken=True)
+            if not module.check_mode:
+                os.remove(path)
+        elif current is not None:
+            result["held_by"] = current
+        return result
+    if current is None:
+        if module.check_mode or _write_new(path, owner):
+            result.update(changed=True, taken=True)
+            return result
+        current = _read(path)  # another run created it between our read and our create
+    if current is not None and token(current) == mine:
+        result["taken"] = True
+        if current != owner:
+            result["changed"] = True
+            if not module.check_mode:
+                _replace(path, owner)
+        return result
+    takeover = module.params["takeover"]
+    if takeover and current is not None and token(current) == takeover:
+        result.update(changed=True, taken=True, replaced=current)
+        if not module.check_mode:
+            _replace(path, owner)
+        return result
+    result["held_by"] = current
+    return result
 
 
 def main():

@@ -1,8 +1,10 @@
 """Experiment 2's preflight: a foreign Ceph cluster and refused disks stop the setup hook in one failure.
 
-The node is this host, seen through a private mount namespace (``unshare -m``) whose /etc is an
-overlay holding a foreign ``/etc/ceph/ceph.conf`` (another fsid, no testbed marker): nothing
-of the host's own /etc is changed. The setup hook must stop before anything is installed with
+The node is this host, seen through a private mount namespace (``unshare -m``) whose /etc and
+/var/lib are overlays holding a foreign cluster: ``/etc/ceph/ceph.conf`` (another fsid, no testbed
+marker) and an OSD data directory of that fsid (a configuration alone is a client's, refused with
+another sentence: tests/unit/test_storage_ownership.py). Nothing of the host's own /etc or
+/var/lib is changed. The setup hook must stop before anything is installed with
 one failure naming the cluster (and the disks the disk check refuses, here paths that do not
 exist); the cleanup hook then removes nothing and the configuration stays byte for byte.
 """
@@ -20,10 +22,12 @@ FSID = "0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d"
 
 SCRIPT = r"""
 set -e
-mkdir -p "$WORK/upper" "$WORK/work"
+mkdir -p "$WORK/upper" "$WORK/work" "$WORK/lib-upper" "$WORK/lib-work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$WORK/upper,workdir=$WORK/work" /etc
-mkdir -p /etc/ceph
+mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$WORK/lib-upper,workdir=$WORK/lib-work" /var/lib
+mkdir -p /etc/ceph /var/lib/ceph/osd/ceph-0
 printf '[global]\nfsid = %s\nmon_host = 192.0.2.10\n' "$FSID" > /etc/ceph/ceph.conf
+printf '%s\n' "$FSID" > /var/lib/ceph/osd/ceph-0/ceph_fsid
 exec ansible-playbook -i localhost, -e "ansible_python_interpreter=$PYTHON" "$PLAYBOOK"
 """
 
@@ -40,12 +44,13 @@ def test_foreign_cluster_and_bad_disks_stop_the_setup_hook_in_one_failure(tmp_pa
         pytest.skip("no overlay mount here: " + proc.stderr[-300:])
     assert proc.returncode == 0, out[-6000:] + proc.stderr[-2000:]
     failure = out.split("PREFLIGHT: ", 1)[1].split("\n\n", 1)[0]
-    failure = " ".join(failure.split())
+    failure = " ".join(failure.split()).replace("''", "'")   # the message as YAML shows it, unquoted
     assert failure.startswith("Preflight of localhost, nothing installed, written or removed: cluster ceph on node "
                               "localhost was not created by the testbed (fsid %s, found in /etc/ceph/ceph.conf, no "
                               "marker /var/lib/testbed/storage_ceph/ceph.json): remove the cluster yourself, or use "
                               "another node. Disk safety check: nothing was written" % FSID), failure
     assert "/dev/disk/by-id/testbed-preflight-none-a (in storage_disks_devices) does not exist" in failure
+    assert "items failed" not in failure
     assert "Install the workload tools" not in out
     assert "nothing was removed from localhost" in " ".join(out.split())
     # the host's own /etc never saw the fake configuration

@@ -95,10 +95,17 @@ def stored(results):
     return docs
 
 
-def leftovers(results):
-    """Temp files of atomic writes anywhere under the results."""
-    return [path for path in glob.glob(os.path.join(str(results), "**", ".*"), recursive=True)
-            if os.path.basename(path) != ".lock"]
+def leftovers(results, lock_left=False):
+    """Temp files of atomic writes anywhere under the results. ``lock_left``: the run was stopped
+    without its cleanup (Ctrl-C), so its results lock <results>/<experiment>/.run.lock is still there -
+    naming a run whose process is gone, which the next run takes over."""
+    found = [path for path in glob.glob(os.path.join(str(results), "**", ".*"), recursive=True)
+             if os.path.basename(path) != ".lock"]
+    if lock_left:
+        lock = os.path.join(str(results), "cpu_scaling", ".run.lock")
+        assert lock in found, f"no results lock left by the interrupted run: {found}"
+        found.remove(lock)
+    return found
 
 
 def test_ctrl_c_mid_point_then_the_same_command_resumes(tmp_path):
@@ -120,7 +127,7 @@ def test_ctrl_c_mid_point_then_the_same_command_resumes(tmp_path):
     points = {p.format(INTERRUPTED_S) for p in POINTS}
     # the interrupted point is not stored
     assert set(stored(results)) == {f"native__duration_s-{INTERRUPTED_S}_threads-1__rep1"}
-    assert not leftovers(results)
+    assert not leftovers(results, lock_left=True)
     assert len(run_dirs(results)) == 1
 
     rc, again = run(results, INTERRUPTED_S, marker)
@@ -151,7 +158,9 @@ def small_fs(tmp_path):
         pytest.skip("mounting a tmpfs needs root")
     mount = tmp_path / "small"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", str(mount)], check=True)
+    # room for what the sweep checks before the first point (32 MiB and 1 MiB per point here), so that the
+    # run gets as far as storing - then the filler takes the rest
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=40m,mode=0755", "tmpfs", str(mount)], check=True)
     try:
         yield mount
     finally:
@@ -165,7 +174,9 @@ def test_results_on_a_full_filesystem(small_fs):
     fill(filler)
     rc, out = run(results, 1, marker)
     assert rc != 0
-    assert f"result_run: no space left on the filesystem of {results}" in out, out[-3000:]
+    # the first write of the run is its results lock (<results>/cpu_scaling/.run.lock)
+    assert (f"testbed_host_lock: no space left on the filesystem of {results}/cpu_scaling: the lock "
+            f"{results}/cpu_scaling/.run.lock of the results directory") in out, out[-3000:]
     assert run_dirs(results) == [] and not leftovers(small_fs)
 
     # fills up after the first point: the second is not stored, nothing half-written

@@ -109,6 +109,14 @@ def test_take_keep_update_and_release(tmp_path):
     assert lock(tmp_path, state="absent")[1]["changed"] is False
 
 
+def test_the_lock_is_the_only_file_it_leaves(tmp_path):
+    # the guard of the compare-and-replace is flock(2) on the directory: no file of its own beside the lock
+    lock(tmp_path)
+    assert os.listdir(tmp_path / "testbed") == ["run.lock"]
+    lock(tmp_path, state="absent")
+    assert os.listdir(tmp_path / "testbed") == []
+
+
 def test_another_runs_lock_is_never_taken_or_removed(tmp_path):
     path = tmp_path / "testbed" / "run.lock"
     lock(tmp_path, who=owner(pid=1, run="R0"))
