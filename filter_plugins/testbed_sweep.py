@@ -30,6 +30,7 @@ from ansible.module_utils.testbed_sweep import (  # noqa: E402
     sweep_unbuilt,
     sweep_unreachable_problems,
     workload_deadline,
+    workload_watch_argv,
     workload_result,
 )
 
@@ -47,6 +48,7 @@ class FilterModule:
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
             "workload_deadline": workload_deadline,
+            "workload_watch_argv": workload_watch_argv,
             "sweep_unbuilt": sweep_unbuilt,
             "sweep_unreachable_problems": sweep_unreachable_problems,
             "sweep_outcome": sweep_outcome,

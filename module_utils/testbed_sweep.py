@@ -366,12 +366,7 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
         warnings.extend(parsed.get("warnings") or [])
     if not run.get("finished", True):
         reasons.append(f"{tool} did not finish in time")
-    if run.get("overran"):
-        estimate = run.get("estimate_s")
-        reasons.append(f"{tool} exceeded its deadline of {run.get('deadline_s')} s "
-                       + (f"(estimate {estimate:g} s)" if isinstance(estimate, (int, float)) and estimate
-                          else "(no estimate: the default deadline, testbed_workload_deadline_default_s)")
-                       + " and was stopped")
+    reasons.extend(load_stopped_reasons(run, tool))
     valid = parsed is not None and bool(parsed.get("valid", True)) and not reasons
     shown = [f"{k} {v}" for k, v in list(out.items())[:3] if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return {
@@ -384,6 +379,23 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
         "environment": environment, "started_at": run.get("started_at"), "finished_at": run.get("finished_at"),
         "load_s": run.get("duration_s") or 0, "summary": ", ".join(shown) or None,
     }
+
+
+def load_stopped_reasons(run, tool=None):
+    """Why a load was stopped before its end, as reasons: its deadline (``overran``) and the watchdog (its
+    line on the run's stderr). ``run`` is a ``testbed_workload_result``."""
+    tool = tool or run.get("tool") or "the load"
+    reasons = []
+    if run.get("overran"):
+        estimate = run.get("estimate_s")
+        reasons.append(f"{tool} exceeded its deadline of {run.get('deadline_s')} s "
+                       + (f"(estimate {estimate:g} s)" if isinstance(estimate, (int, float)) and estimate
+                          else "(no estimate: the default deadline, testbed_workload_deadline_default_s)")
+                       + " and was stopped")
+    finding = watchdog_finding(run.get("stderr"))
+    if finding:
+        reasons.append(f"the watchdog {finding}")
+    return reasons
 
 
 def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_s=3600):
@@ -410,6 +422,110 @@ def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_
         deadline = values["factor"] * values["estimate_s"] + values["margin_s"]
         return {"deadline_s": int(math.ceil(deadline)), "from": "estimate", "estimate_s": values["estimate_s"]}
     return {"deadline_s": int(math.ceil(values["default_s"])), "from": "default", "estimate_s": None}
+
+
+# The watchdog around a load (filter workload_watch_argv): a POSIX sh that starts the load in the
+# background, probes each target every interval (ping, or a TCP connect through bash's /dev/tcp when the
+# target has a port) and, after ``misses`` rounds in a row with a target silent, stops the load (TERM to
+# its timeout, which passes it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
+# A target that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
+# line saying so; with none left the load runs alone (exec).
+# It exits with the load's status; a signal it gets goes on to the load. Arguments: interval, misses,
+# probe timeout, then (name, address, port or "") per target, then "--" and the load's argv.
+WATCH_SCRIPT = r"""iv=$1 max=$2 pt=$3; shift 3
+probe() {
+  if [ -n "$2" ]; then timeout "$pt" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
+  else ping -n -q -c 1 -W "$pt" "$1" >/dev/null 2>&1; fi
+}
+n=0
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  if [ -n "$3" ]; then what=bash; else what=ping; fi
+  if ! command -v "$what" >/dev/null 2>&1; then
+    echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): no $what where the load runs" >&2
+  elif probe "$2" "$3"; then
+    eval "t_name_$n=\$1 t_addr_$n=\$2 t_port_$n=\$3"; n=$((n + 1))
+  else
+    echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): it did not answer before the load" >&2
+  fi
+  shift 3
+done
+shift
+[ "$n" -gt 0 ] || exec "$@"
+"$@" &
+load=$!
+(
+  trap 'kill "$s" 2>/dev/null; exit 0' TERM
+  bad=0 waited=0
+  while :; do
+    sleep "$iv" & s=$!; wait "$s"
+    waited=$((waited + iv))
+    kill -0 "$load" 2>/dev/null || exit 0
+    down= i=0
+    while [ "$i" -lt "$n" ]; do
+      eval "name=\$t_name_$i addr=\$t_addr_$i port=\$t_port_$i"
+      probe "$addr" "$port" || down="$down $name ($addr${port:+ port $port})"
+      i=$((i + 1))
+    done
+    if [ -n "$down" ]; then bad=$((bad + 1)); else bad=0; fi
+    if [ "$bad" -ge "$max" ]; then
+      echo "testbed-watchdog: stopped the load $waited s in:$down did not answer $max probes $iv s apart" >&2
+      kill -TERM "$load" 2>/dev/null
+      exit 0
+    fi
+  done
+) &
+watch=$!
+trap 'kill -TERM "$load" 2>/dev/null' TERM INT HUP
+wait "$load"; rc=$?
+while kill -0 "$load" 2>/dev/null; do wait "$load"; rc=$?; done
+kill "$watch" 2>/dev/null
+wait "$watch" 2>/dev/null
+exit "$rc"
+"""
+
+WATCH_STOPPED = "testbed-watchdog: stopped"
+
+
+def workload_watch_argv(targets, interval_s=5, misses=2, probe_timeout_s=2):
+    """The argv prefix that puts a load under the watchdog (WATCH_SCRIPT); ``[]`` without targets.
+
+    ``targets``: ``[{name, address, port?}]`` - the hosts and guests the load needs, probed from where
+    the load runs (ping, or TCP to ``port``). A target silent ``misses`` rounds in a row, ``interval_s``
+    apart (each probe bounded by ``probe_timeout_s``), stops the load: found within ``misses`` x
+    ``interval_s`` plus one probe, not at the tool's own timeout."""
+    fname = "workload_watch_argv"
+    if not targets:
+        return []
+    if not isinstance(targets, (list, tuple)):
+        _fail(fname, f"the targets must be a list of {{name, address, port}}, got {targets!r}")
+    numbers = {}
+    for name, value in (("interval_s", interval_s), ("misses", misses), ("probe_timeout_s", probe_timeout_s)):
+        numbers[name] = _count(fname, value, name)
+    argv = ["sh", "-c", WATCH_SCRIPT, "testbed-watchdog",
+            str(numbers["interval_s"]), str(numbers["misses"]), str(numbers["probe_timeout_s"])]
+    for target in targets:
+        if not isinstance(target, dict) or not str(target.get("address") or "").strip():
+            _fail(fname, f"each target needs an address (and a name, and a port for a TCP probe), got {target!r}")
+        address = str(target["address"]).strip()
+        if address.startswith("-") or any(c.isspace() for c in address):
+            _fail(fname, f"the address of target {target.get('name')!r} is not a host name or IP address: {address!r}")
+        port = target.get("port")
+        if port in (None, ""):
+            port = ""
+        else:
+            port = str(_count(fname, port, f"the port of {address}"))
+            if int(port) > 65535:
+                _fail(fname, f"the port of {address} must be 1-65535, got {port}")
+        argv += [str(target.get("name") or address), address, port]
+    return argv + ["--"]
+
+
+def watchdog_finding(stderr):
+    """The watchdog's line in a load's stderr (WATCH_STOPPED ...), without its prefix word; None without one."""
+    for line in (stderr or "").splitlines():
+        if line.startswith(WATCH_STOPPED):
+            return line[len("testbed-watchdog: "):].strip()
+    return None
 
 
 def delta_seconds(delta):

@@ -40,13 +40,13 @@ SHORT = short("docker")
 DOCKER_LOAD = "TASK [Run sysbench cpu, threads: 1]"
 
 
-def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400, args=None):
-    """Run the sweep; once the `after_loads`-th cpu point begins (the guest segment's first:
+def run_with_fault(results, inject, after_loads=3, delay_s=0.5, timeout_s=2400, args=None, trigger_line=DOCKER_LOAD):
+    """Run the sweep; once the `after_loads`-th point's load begins (the guest segment's first:
     native's two come first), call inject(). Returns (rc, output)."""
     seen = []
 
     def trigger(line):
-        if DOCKER_LOAD in line:
+        if trigger_line in line:
             seen.append(line)
         return len(seen) == after_loads
     proc = fault_run.start("playbooks/container-compare.yml", results, SHORT if args is None else args)
@@ -92,6 +92,46 @@ def test_docker_guest_killed_mid_point(tmp_path):
     assert "Lab fault: guest cc-docker" in output
     report = open(glob.glob(os.path.join(str(results), "container_compare", "*", "report.md"))[0]).read()
     assert "detected and recovered" in report
+    left = subprocess.run(["docker", "ps", "-a", "--filter", "name=cc-docker", "-q"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "the guest was left behind after cleanup"
+
+
+def test_docker_guest_killed_during_ab_is_found_by_the_watchdog(tmp_path):
+    """A network load against a dead guest: ab -r keeps retrying its connections to the killed guest's
+    address, so only the watchdog (testbed_workload_watch: the guest pinged every 2 s from the host)
+    ends the point - as a fault naming the guest, long before the load's deadline (900 s here)."""
+    results = tmp_path / "results"
+    killed = []
+    requests = 400000   # far more than ab does before the kill: the point cannot end by itself first
+
+    def kill_guest():
+        # while ab runs against the guest (the point's load), not before it
+        for _ in range(480):
+            if subprocess.run(["pgrep", "-f", f"ab -n {requests} "], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.25)
+        time.sleep(1)
+        killed.append((time.monotonic(), subprocess.run(["docker", "kill", "cc-docker"], capture_output=True,
+                                                         text=True, timeout=60)))
+    args = ["-e", '{"container_compare_variants": ["native", "docker"]}', "-e", '{"container_compare_workloads": ["web"]}',
+            "-e", '{"container_compare_web_concurrency": [10]}', "-e", f"container_compare_web_requests={requests}",
+            "-e", "container_compare_repetitions=2", "-e", "container_compare_fidelity=false", "-e", "testbed_run_id=new",
+            "-e", "testbed_workload_watch_interval_s=2", "-e", "testbed_workload_deadline_default_s=900"]
+    started = time.monotonic()
+    rc, output = run_with_fault(results, kill_guest, args=args, trigger_line="Run ab at concurrency 10]")
+    assert killed and killed[0][1].returncode == 0, (killed, output[-4000:])
+    assert rc == 0, output[-4000:]
+    docs = fault_run.run_docs(results, "container_compare")
+    faults = [d for d in docs.values() if d.get("verdict") == "fault"]
+    points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
+    assert faults, output[-4000:]
+    stopped = [r for f in faults for r in f["reasons"] if r.startswith("the watchdog stopped the load ")]
+    assert stopped and "cc-docker" in stopped[0] and "did not answer 2 probes 2 s apart" in stopped[0], \
+        [f["reasons"] for f in faults]
+    assert all(any("cc-docker" in e["component"] for e in f["evidence"]) for f in faults), [f["evidence"] for f in faults]
+    assert len(points) == 4 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
+    # the measured detection: from the kill to the end of the load, from the fault's own times (shown, not asserted)
+    print(f"watchdog: {stopped[0]}; run {time.monotonic() - started:.0f} s")
     left = subprocess.run(["docker", "ps", "-a", "--filter", "name=cc-docker", "-q"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "the guest was left behind after cleanup"
 

@@ -311,3 +311,20 @@ def test_a_chain_the_study_did_not_run_has_blank_study_cells():
     lat, thr, _ = nfv_measure_filters.nfv_study_shape_tables(_docs(), scenarios)
     assert lat["rows"][-1][0] == "lb-only" and lat["rows"][-1][3:] == ["", ""]
     assert thr["rows"][-1][1] == "N/A (n=0)" and thr["rows"][-1][3:] == ["", ""]
+
+
+def test_an_iperf3_stopped_by_the_watchdog_or_its_deadline_says_so():
+    scenario = {"name": "1-vnf", "containers": ["client", "backend"], "hops": ["firewall"], "icmp_passes": True,
+                "expected_peer": None}
+    stderr = ("testbed-watchdog: stopped the load 10 s in: nfv-1-vnf-hop1-firewall (10.231.8.20) did not answer "
+              "2 probes 5 s apart\nTerminated\n")
+    runs = {"iperf3": {"parsed": None, "error": "no output", "stdout": "", "stderr": stderr, "rc": 143,
+                       "overran": False},
+            "sockperf": {"parsed": None, "error": "y"}}
+    point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
+    assert point["valid"] is False
+    assert ("the watchdog stopped the load 10 s in: nfv-1-vnf-hop1-firewall (10.231.8.20) did not answer 2 probes "
+            "5 s apart") in point["reasons"]
+    runs["iperf3"].update(stderr="", rc=124, overran=True, deadline_s=90, estimate_s=10)
+    point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
+    assert "iperf3 exceeded its deadline of 90 s (estimate 10 s) and was stopped" in point["reasons"]

@@ -37,6 +37,7 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_stats as stats  # noqa: E402
+from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
 # The study's published figures (docs/experiments.md, section 3), by chain of VNF types: iperf3 TCP
 # throughput (Gbit/s, mean of 3 x 30 s), mean ping RTT (ms; "N/A" through the L4 proxy, so absent),
@@ -391,6 +392,7 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
         reasons.append("iperf3: " + (iperf3_run.get("error") or "no output"))
     if not iperf3_run.get("finished", True):
         reasons.append("iperf3 did not finish: " + (iperf3_run.get("error") or "timeout"))
+    reasons.extend(sweep.load_stopped_reasons(iperf3_run, "iperf3"))
     expected = scenario.get("expected_peer")
     if ip is not None and peer != expected:
         reasons.append(f"the backend saw the test from {peer or 'an unknown address'}, not from {expected} "
