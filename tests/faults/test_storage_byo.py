@@ -9,7 +9,8 @@ keeps it) and a FOREIGN pool ``tank`` is made by hand over ssh - not through the
 records it: a 1 GiB file vdev in the VM's root disk, a filesystem ``tank/data`` holding a 4 MiB file of
 random bytes and a snapshot of it, a 64 MiB zvol ``tank/opvol`` written with random bytes. The run,
 ``playbooks/storage-compare.yml -i inventories/lab`` with ``storage_compare_zfs_existing_pool=tank``, ZFS
-only, a short sweep without rebuild (fio read and randwrite, copy write and read, OLTP), must measure every
+only, with network access (the study's topology: the testbed's zvol exported over iSCSI, LUN 0 of the
+testbed's own target, to the client VM that the compute node - this machine - runs), a short sweep without rebuild (fio read and randwrite, copy write and read, OLTP), must measure every
 point validly on the testbed's zvol ``tank/vol`` (made and recorded by the run: its GUID in
 ``/var/lib/testbed/storage_zvol/tank/vol.json``, read while the first fio point starts), never export the
 pool (the copy read's cache record says the ARC was not emptied), and leave the pool as it was: read while
@@ -25,7 +26,8 @@ and two OSDs on the lab's two data disks is built through ``roles/storage_ceph``
 deleted, so nothing records it as the testbed's - and given by hand an image ``ops/opdata`` of 8 MiB of random
 bytes with a snapshot, and a client ``client.ops`` (mon 'profile rbd', osd 'profile rbd pool=ops'). The run
 with ``storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf``, that client's keyring and
-``storage_compare_ceph_pool=ops``, Ceph only, a shorter sweep (fio randwrite, copy write and read), must
+``storage_compare_ceph_pool=ops``, Ceph only, network access (the client VM's qemu reaches the image through
+librbd as ``client.ops``, with the monitors of the operator's ceph.conf: no cephx user is made), a shorter sweep (fio randwrite, copy write and read), must
 measure every point validly on the testbed's image ``ops/vol`` (recorded: ``<fsid>/<image id>`` in
 ``/var/lib/testbed/storage_rbd/ops/vol.json``), never tell the OSDs anything, and leave the cluster as it was (held at the cleanup's last step): its fsid,
 its pools (id, name, size, min_size, pg_num, rule, application), the images of ``ops`` with their ids,
@@ -71,8 +73,8 @@ SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare
          "-e", '{"storage_compare_fio_patterns": ["read", "randwrite"]}', "-e", "storage_compare_fidelity=false",
          "-e", "storage_compare_volume_mb=512", "-e", "storage_compare_fio_size_mb=128",
          "-e", "storage_compare_zfs_existing_pool=tank", "-e", "testbed_run_id=new",
-         # an operator's pool is measured on the node itself (the network path is not offered on it)
-         "-e", "storage_compare_access=local"]
+         # the study's topology (the default): the zvol exported over iSCSI to the client VM on the compute node
+         "-e", "storage_compare_access=network"]
 FIO_POINT = "TASK [Start fio on the device]"
 # Tasks that build, wipe, export or tell the system anything: none may run on a system the operator brought.
 ZFS_NEVER = ("TASK [storage_compare : Empty the ARC (export and import the pool)]", "TASK [storage_zfs : Create the pool]",
@@ -128,7 +130,7 @@ SHORT_CEPH = ["-e", '{"storage_compare_variants": ["ceph"]}', "-e", "storage_com
               "-e", "storage_compare_ceph_existing_conf=/etc/ceph/ceph.conf",
               "-e", "storage_compare_ceph_existing_keyring=/root/ops.keyring",
               "-e", "storage_compare_ceph_existing_client=client.ops", "-e", "storage_compare_ceph_pool=ops",
-              "-e", "testbed_run_id=new", "-e", "storage_compare_access=local"]
+              "-e", "testbed_run_id=new", "-e", "storage_compare_access=network"]
 
 
 def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):

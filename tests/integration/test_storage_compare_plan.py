@@ -132,7 +132,7 @@ def test_a_second_storage_node_is_refused_not_left_out(tmp_path):
 # One bad input each, on an inventory no run could reach (127.0.0.1 port 1 over ssh): each stops in
 # seconds on the controller with exit status 10 and exactly one sentence, nothing written (inputs that
 # set different variables share a run: N inputs, N problems, each one's sentence).
-# (a node measured on itself: an operator's pool or cluster is not offered the network path)
+# (a node measured on itself, as an operator may measure a pool or cluster of their own)
 NODE = ("{ansible_port: %s, storage_compare_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b],"
         " storage_wipe_devices: [/dev/disk/by-id/a, /dev/disk/by-id/b], storage_compare_access: local}")
 ONE_NODE = "all:\n  children:\n    storage_nodes:\n      hosts:\n        node1: %s\n" % (NODE % 1)
@@ -179,6 +179,9 @@ CASES = [
      "storage_compare_ceph_existing_conf is 'prod.conf', not an absolute path other than /"),
     ("storage_zfs_existing_pool=tank",
      "storage_zfs_existing_pool or storage_ceph_existing_conf is set, but the storage experiment passes its own"),
+    ('{"storage_compare_ceph_existing_conf": "/etc/ceph/prod.conf", "storage_compare_ceph_existing_keyring": "/k", '
+     '"storage_compare_ceph_existing_client": "ops", "storage_compare_workloads": ["fio"]}',
+     "storage_compare_ceph_existing_client is 'ops', not a cephx client such as client.ops"),
 ]
 # rules across settings, which the checks apply before (and instead of) the single settings
 BATCHES = playbook_run.one_run_per_batch(CASES, alone=(

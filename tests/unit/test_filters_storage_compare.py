@@ -411,3 +411,24 @@ def test_memory_of_the_daemons():
     point = sc.sc_point({"run": run, "cpu": CPU, "memory": text}, _point("fio", variant="ceph", pattern="randread"), ENV)
     assert point["valid"] and point["metrics"]["ceph_daemons_rss_mb"] == 550.0
     assert point["extra"]["memory_mb"]["ceph-osd"] == 400.0
+
+
+def test_an_operators_cluster_is_reached_with_its_own_client_and_monitors():
+    conf = ("# written by the operator\n[global]\n\tfsid = 3b6f0c1e-0000-4000-8000-000000000001\n"
+            "\tmon host = [v2:10.250.20.10:3300/0,v1:10.250.20.10:6789/0]\n[client]\n\tkeyring = /etc/ceph/x\n")
+    keyring = "[client.admin]\n\tkey = AQAadmin==\n[client.ops]\n\tkey = AQBopsKey/abc==\n\tcaps mon = \"profile rbd\"\n"
+    assert sc.sc_ceph_client(conf, keyring, "client.ops") == {
+        "user": "ops", "key": "AQBopsKey/abc==", "monitors": ["[v2:10.250.20.10:3300/0,v1:10.250.20.10:6789/0]"]}
+    # mon_host spelled with an underscore, keys with spaces around '='
+    assert sc.sc_ceph_client("[global]\nmon_host=10.0.0.1,10.0.0.2\n", "[client.ops]\nkey=K\n",
+                                          "client.ops")["monitors"] == ["10.0.0.1,10.0.0.2"]
+
+
+@pytest.mark.parametrize("conf,keyring,client,message", [
+    ("[global]\nfsid = x\n", "[client.ops]\nkey = K\n", "client.ops", "/etc/ceph/prod.conf names no mon_host"),
+    ("[global]\nmon_host = 10.0.0.1\n", "[client.admin]\nkey = K\n", "client.ops", "/root/ops.keyring holds no key of client.ops"),
+    ("[global]\nmon_host = 10.0.0.1\n", "[client.ops]\nkey = K\n", "ops", "must be a cephx client such as client.ops"),
+])
+def test_an_operators_cluster_without_what_qemu_needs_is_one_sentence(conf, keyring, client, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        sc.sc_ceph_client(conf, keyring, client, "/etc/ceph/prod.conf", "/root/ops.keyring")

@@ -21,6 +21,7 @@ progress-curve arithmetic come from the role's module_utils
 
 import json
 import os
+import re
 
 try:
     from ansible.errors import AnsibleFilterError
@@ -709,8 +710,47 @@ def sc_health(probe, variant, host, benign=(), brought=False):
     return {"ok": not problems, "problems": problems}
 
 
+_INI_SECTION = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*$")
+_INI_VALUE = re.compile(r"^\s*([A-Za-z0-9_ .-]+?)\s*=\s*(.*?)\s*$")
+
+
+def _ini(text):
+    """{section: {key: value}} of a ceph.conf or keyring (keys with spaces, dashes and underscores alike)."""
+    sections, current = {}, None
+    for line in (text or "").splitlines():
+        line = line.split("#", 1)[0].split(";", 1)[0]
+        head = _INI_SECTION.match(line)
+        if head:
+            current = sections.setdefault(head.group(1).strip(), {})
+            continue
+        value = _INI_VALUE.match(line)
+        if value and current is not None:
+            current[re.sub(r"[ _-]+", "_", value.group(1).strip().lower())] = value.group(2)
+    return sections
+
+
+def sc_ceph_client(conf_text, keyring_text, client, conf_path="the configuration", keyring_path="the keyring"):
+    """An operator's Ceph cluster as the client VM's qemu reaches it (network access, storage_compare_ceph_existing_conf):
+    ``{user, key, monitors}`` from the cluster's configuration (its ``mon_host``, as written: librbd reads the same
+    syntax) and the client's keyring (``[client.NAME] key = ...``). Nothing is made on the operator's cluster: the
+    client VM uses the operator's own cephx user. Raises with one sentence naming what is missing and where."""
+    fname = "sc_ceph_client"
+    client = str(client or "").strip()
+    if not client.startswith("client.") or len(client) <= len("client."):
+        _fail(fname, f"storage_compare_ceph_existing_client must be a cephx client such as client.ops, got {client!r}")
+    monitors = (_ini(conf_text).get("global") or {}).get("mon_host", "").strip()
+    if not monitors:
+        _fail(fname, f"{conf_path} names no mon_host in its [global] section: the client VM's qemu on the compute node "
+                     "must be told the monitors; give the cluster's ceph.conf as storage_compare_ceph_existing_conf")
+    key = (_ini(keyring_text).get(client) or {}).get("key", "").strip()
+    if not key:
+        _fail(fname, f"{keyring_path} holds no key of {client}: give that client's keyring as "
+                     "storage_compare_ceph_existing_keyring, or name its client in storage_compare_ceph_existing_client")
+    return {"user": client[len("client."):], "key": key, "monitors": [monitors]}
+
+
 class FilterModule:
     def filters(self):
         return {"sc_variants": sc_variants, "sc_workloads": sc_workloads, "sc_point": sc_point,
                 "sc_report": sc_report, "sc_report_tables": sc_report_tables, "sc_fidelity": sc_fidelity, "sc_health": sc_health,
-                "sc_memory": sc_memory}
+                "sc_memory": sc_memory, "sc_ceph_client": sc_ceph_client}
