@@ -71,7 +71,8 @@ def test_the_watchdogs_numbers_are_whole_and_positive(name, value):
 def test_a_load_whose_target_answers_runs_to_its_end_with_its_status(tmp_path):
     sock, port = listener()
     try:
-        argv = workload_watch_argv([{"name": "srv", "address": "127.0.0.1", "port": port}], 1, 2, 1)
+        # a probe may take 30 s (a busy machine starting bash): an answering target is never missed
+        argv = workload_watch_argv([{"name": "srv", "address": "127.0.0.1", "port": port}], 1, 2, 30)
         proc = subprocess.run(argv + ["sh", "-c", "sleep 2; echo done; exit 7"], capture_output=True, text=True,
                               timeout=HANG_GUARD_S, check=False)
     finally:
@@ -116,7 +117,7 @@ def test_a_target_silent_before_the_load_is_not_watched(tmp_path):
 def test_a_signal_to_the_watchdog_goes_on_to_the_load(tmp_path):
     sock, port = listener()
     started = tmp_path / "started"
-    argv = workload_watch_argv([{"name": "srv", "address": "127.0.0.1", "port": port}], 60, 2, 1)
+    argv = workload_watch_argv([{"name": "srv", "address": "127.0.0.1", "port": port}], 60, 2, 30)
     proc = subprocess.Popen(argv + ["sh", "-c", f"trap 'echo got-term; exit 3' TERM; touch {started}; "
                                     "while :; do sleep 1; done"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
