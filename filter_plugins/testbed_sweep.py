@@ -30,8 +30,8 @@ from ansible.module_utils.testbed_sweep import (  # noqa: E402
     sweep_unbuilt,
     sweep_unreachable_problems,
     workload_deadline,
-    workload_watch_argv,
     workload_result,
+    workload_watch_argv,
 )
 
 
