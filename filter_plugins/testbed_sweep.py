@@ -32,6 +32,7 @@ from ansible.module_utils.testbed_sweep import (  # noqa: E402
     workload_deadline,
     workload_result,
     workload_watch_argv,
+    workload_watch_shown,
 )
 
 
@@ -49,6 +50,7 @@ class FilterModule:
             "workload_result": workload_result,
             "workload_deadline": workload_deadline,
             "workload_watch_argv": workload_watch_argv,
+            "workload_watch_shown": workload_watch_shown,
             "sweep_unbuilt": sweep_unbuilt,
             "sweep_unreachable_problems": sweep_unreachable_problems,
             "sweep_outcome": sweep_outcome,

@@ -520,6 +520,17 @@ def workload_watch_argv(targets, interval_s=5, misses=2, probe_timeout_s=2):
     return argv + ["--"]
 
 
+def workload_watch_shown(argv):
+    """``argv`` as a result keeps it: the watchdog's script (WATCH_SCRIPT, the text after ``sh -c``)
+    replaced by ``<testbed-watchdog>``; its arguments (interval, misses, probe timeout, the targets)
+    stay. Any other argv is returned as it is."""
+    argv = list(argv or [])
+    for i in range(len(argv) - 2):
+        if argv[i] == "sh" and argv[i + 1] == "-c" and argv[i + 2] == WATCH_SCRIPT:
+            return argv[:i + 2] + ["<testbed-watchdog>"] + argv[i + 3:]
+    return argv
+
+
 def watchdog_finding(stderr):
     """The watchdog's line in a load's stderr (WATCH_STOPPED ...), without its prefix word; None without one."""
     for line in (stderr or "").splitlines():

@@ -166,7 +166,7 @@ def test_delta_seconds():
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
                                              "sweep_result_lines", "delta_seconds", "workload_result", "workload_deadline",
-                                             "workload_watch_argv",
+                                             "workload_watch_argv", "workload_watch_shown",
                                              "sweep_unbuilt", "sweep_outcome", "sweep_unreachable_problems"}
 
 

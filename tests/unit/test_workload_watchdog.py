@@ -16,6 +16,7 @@ from ansible.module_utils.testbed_sweep import (
     watchdog_finding,
     workload_result,
     workload_watch_argv,
+    workload_watch_shown,
 )
 
 HANG_GUARD_S = 240
@@ -46,6 +47,13 @@ def test_the_targets_become_arguments_after_the_script():
                                 {"name": "web", "address": "10.0.0.5", "port": "80"}], 3, 2, 1)
     assert argv[:2] == ["sh", "-c"] and argv[3:] == ["testbed-watchdog", "3", "2", "1", "cc-lxd", "10.250.40.12", "",
                                                      "web", "10.0.0.5", "80", "--"]
+
+
+def test_a_result_shows_the_watchdog_without_its_script():
+    argv = ["env", "LC_ALL=C"] + workload_watch_argv([{"name": "cc-lxd", "address": "10.250.40.12"}]) + ["timeout", "9", "ab"]
+    assert workload_watch_shown(argv) == ["env", "LC_ALL=C", "sh", "-c", "<testbed-watchdog>", "testbed-watchdog", "5", "2",
+                                          "2", "cc-lxd", "10.250.40.12", "", "--", "timeout", "9", "ab"]
+    assert workload_watch_shown(["timeout", "9", "sh", "-c", "exec ab"]) == ["timeout", "9", "sh", "-c", "exec ab"]
 
 
 @pytest.mark.parametrize("targets,message", [
