@@ -66,7 +66,7 @@ integration-services:  ## the integration tests that start servers on this host,
 integration-others:  ## every other integration test (runs beside integration-services: they share no server, port or lock)
 	python -m pytest -q --durations=12 tests/integration $(addprefix --ignore=,$(INTEGRATION_SERVICES))
 
-faults:  ## fault injection on the labs (LVS: VM killed, Apache stopped, container paused, link down, SIGINT, full disk; storage: VM killed mid-fio and mid-rebuild, SIGINT mid-rebuild then rerun, a foreign pool and cluster refused and left intact, an operator's pool and cluster used in place (bring your own) and left intact; containers: Docker guest killed, LXC guest stopped, KVM guest's qemu killed mid-point; NFV: firewall container stopped, a link of the chain pulled (veth down) mid-point, SIGINT during iperf3 then rerun; docs/faults.md); slow, needs root. FAULTS=-k<name> picks cases
+faults:  ## fault injection on the labs (LVS: VM killed, Apache stopped, container paused, link down, SIGINT, full disk; storage: VM killed mid-fio and mid-rebuild, SIGINT mid-rebuild then rerun, a foreign pool and cluster refused and left intact, an operator's pool and cluster used in place (bring your own) and left intact; containers: Docker guest killed (mid-sysbench; mid-ab, found by the watchdog), LXC guest stopped, KVM guest's qemu killed mid-point; NFV: firewall container stopped, a link of the chain pulled (veth down) mid-point, SIGINT during iperf3 then rerun; docs/faults.md); slow, needs root. FAULTS=-k<name> picks cases
 	./scripts/ensure-dockerd.sh
 	python -m pytest -v tests/faults $(FAULTS)
 
