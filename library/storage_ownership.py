@@ -147,9 +147,9 @@ problem:
 import datetime  # noqa: E402
 import glob  # noqa: E402
 import os  # noqa: E402
-import tempfile  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_parse import write_atomic  # noqa: E402
 from ansible.module_utils.testbed_storage_ownership import (  # noqa: E402
     ID_KEY,
     NOUN,
@@ -236,21 +236,8 @@ def read_ceph(conf_dir, data_dir, name):
     return ceph_observed(conf_path, _read(conf_path), data_dirs, osd_fsids)
 
 
-def write_atomically(path, text):
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o755, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temp, 0o644)
-        os.rename(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
+def write_text_atomic(path, text):
+    write_atomic(path, lambda handle: handle.write(text), mode=0o644)
 
 
 def main():
@@ -323,7 +310,7 @@ def main():
             result["changed"] = True
             if not module.check_mode:
                 now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-                write_atomically(path, render_marker(make_marker(system, name, ident, p["node"], now)))
+                write_text_atomic(path, render_marker(make_marker(system, name, ident, p["node"], now)))
     elif p["state"] == "forget":
         if text is not None:
             result["changed"] = True

@@ -99,6 +99,7 @@ import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_host_lock import LockError, check_owner, token  # noqa: E402
+from ansible.module_utils.testbed_parse import write_json_atomic  # noqa: E402
 
 
 def _read(path):
@@ -127,20 +128,6 @@ def _write_new(path, owner):
         os.remove(path)
         raise
     return True
-
-
-def _replace(path, owner):
-    tmp = "%s.%d.tmp" % (path, os.getpid())
-    try:
-        with open(tmp, "w") as handle:
-            json.dump(owner, handle, sort_keys=True)
-            handle.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def write_failure(exc, path, subject):
@@ -219,13 +206,13 @@ def _locked(module, path, state, owner, mine, result):
         if current != owner:
             result["changed"] = True
             if not module.check_mode:
-                _replace(path, owner)
+                write_json_atomic(path, owner, mode=0o644)
         return result
     takeover = module.params["takeover"]
     if takeover and current is not None and token(current) == takeover:
         result.update(changed=True, taken=True, replaced=current)
         if not module.check_mode:
-            _replace(path, owner)
+            write_json_atomic(path, owner, mode=0o644)
         return result
     result["held_by"] = current
     return result

@@ -168,6 +168,8 @@ def test_module_records_checks_and_forgets(tmp_path):
     assert not failed and out["changed"] and not out["exists"]
     path = tmp_path / "marker" / "storage_ceph" / "ceph.json"
     assert json.loads(path.read_text())["fsid"] == FSID
+    # written atomically: readable by all, the marker the only file (no temp file left)
+    assert path.stat().st_mode & 0o777 == 0o644 and [p.name for p in path.parent.iterdir()] == ["ceph.json"]
     # the role writes the configuration and starts a monitor next: ours
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "ceph.conf").write_text("[global]\nfsid = %s\n" % FSID)
