@@ -430,9 +430,12 @@ def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_
 # its timeout, which passes it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
 # A target that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
 # line saying so; with none left the load runs alone (exec).
-# It exits with the load's status; a signal it gets goes on to the load. Arguments: interval, misses,
+# It exits with the load's status; a signal it gets goes on to the load (its trap is set before the
+# load starts; one that comes before the load ends the watchdog, 143, and the load never starts). Arguments: interval, misses,
 # probe timeout, then (name, address, port or "") per target, then "--" and the load's argv.
 WATCH_SCRIPT = r"""iv=$1 max=$2 pt=$3; shift 3
+stop= load=
+trap 'stop=1; [ -z "$load" ] || kill -TERM "$load" 2>/dev/null' TERM INT HUP
 probe() {
   if [ -n "$2" ]; then timeout "$pt" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
   else ping -n -q -c 1 -W "$pt" "$1" >/dev/null 2>&1; fi
@@ -450,9 +453,11 @@ while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
   shift 3
 done
 shift
+[ -z "$stop" ] || exit 143
 [ "$n" -gt 0 ] || exec "$@"
 "$@" &
 load=$!
+[ -z "$stop" ] || kill -TERM "$load" 2>/dev/null
 (
   trap 'kill "$s" 2>/dev/null; exit 0' TERM
   bad=0 waited=0
@@ -475,7 +480,6 @@ load=$!
   done
 ) &
 watch=$!
-trap 'kill -TERM "$load" 2>/dev/null' TERM INT HUP
 wait "$load"; rc=$?
 while kill -0 "$load" 2>/dev/null; do wait "$load"; rc=$?; done
 kill "$watch" 2>/dev/null
