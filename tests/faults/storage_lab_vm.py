@@ -29,6 +29,8 @@ BOOT = textwrap.dedent("""\
     - name: The lab's storage VM, as playbooks/storage-compare.yml boots it
       hosts: storage_vm_host
       gather_facts: false
+      vars:
+        storage_compare_access: %s
       tasks:
         - name: Start or stop the storage VM
           ansible.builtin.include_role:
@@ -37,6 +39,12 @@ BOOT = textwrap.dedent("""\
             lab_storage_state: "{{ vm_state }}"
             lab_storage_vm_name: "{{ storage_compare_lab_vm_name }}"
             lab_storage_ssh_port: "{{ storage_compare_lab_ssh_port }}"
+            # network access: the storage network between the VM and this host, as the playbook gives it
+            # (booted without it, the run would start the VM again: a new boot, the operator's pool not imported)
+            lab_storage_network: >-
+              {{ storage_compare_lab_network | default({}) if storage_compare_access != 'local' else {} }}
+            lab_storage_link_mbit: "{{ storage_compare_lab_link_mbit | default(0) }}"
+            lab_storage_host_cpus: "{{ storage_compare_lab_host_cpus | default('') }}"
     """)
 
 
@@ -74,11 +82,11 @@ def vm(playbook, state):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
-def boot(tmp_path):
-    """Start the storage VM as the playbook does; returns the playbook that stops it again (vm(..., 'absent'))
-    and the qemu's pid."""
+def boot(tmp_path, access="local"):
+    """Start the storage VM as the playbook does for ``access`` (storage_compare_access: local or network, which
+    the run must then be given too); returns the playbook that stops it again (vm(..., 'absent')) and the qemu's pid."""
     playbook = tmp_path / "storage-vm.yml"
-    playbook.write_text(BOOT)
+    playbook.write_text(BOOT % access)
     vm(playbook, "present")
     booted = qemu_pid()
     assert booted, "the storage VM did not start"

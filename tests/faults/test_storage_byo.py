@@ -151,7 +151,7 @@ def test_rebuild_on_an_existing_pool_is_refused_before_any_host(tmp_path):
 
 
 def test_an_existing_pool_is_used_and_left_intact(tmp_path):
-    stop, booted = boot(tmp_path)
+    stop, booted = boot(tmp_path, access="network")
     try:
         node(MAKE_TANK)
         before = node(READ_TANK)
@@ -226,7 +226,7 @@ def measure_in_place(tmp_path, args, read_system, read_ours, before, booted, cac
 
 
 def test_an_existing_ceph_cluster_is_used_and_left_intact(tmp_path):
-    stop, booted = boot(tmp_path)
+    stop, booted = boot(tmp_path, access="network")
     try:
         build = tmp_path / "foreign-ceph.yml"
         build.write_text(FOREIGN_CEPH)
