@@ -105,6 +105,10 @@ FOREIGN_CEPH = textwrap.dedent("""\
             storage_ceph_image_size_mb: 64
             storage_ceph_map: false
             storage_ceph_packages_install: false
+            # an operator's cluster answers on the network its clients use (the storage network; the
+            # role's default, 127.0.0.1, would leave the client VM's qemu with "Connection timed out")
+            storage_ceph_mon_address: "{{ storage_compare_export_address }}"
+            storage_ceph_public_network: "{{ storage_compare_export_address }}/32"
     """)
 MAKE_OPS = (
     "set -e; rm /var/lib/testbed/storage_ceph/ceph.json; head -c 8388608 /dev/urandom > /root/opdata.bin; "
