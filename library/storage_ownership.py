@@ -149,7 +149,7 @@ import glob  # noqa: E402
 import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_parse import write_atomic  # noqa: E402
+from ansible.module_utils.testbed_parse import write_text_atomic  # noqa: E402
 from ansible.module_utils.testbed_storage_ownership import (  # noqa: E402
     ID_KEY,
     NOUN,
@@ -236,10 +236,6 @@ def read_ceph(conf_dir, data_dir, name):
     return ceph_observed(conf_path, _read(conf_path), data_dirs, osd_fsids)
 
 
-def write_text_atomic(path, text):
-    write_atomic(path, lambda handle: handle.write(text), mode=0o644)
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -310,7 +306,7 @@ def main():
             result["changed"] = True
             if not module.check_mode:
                 now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-                write_text_atomic(path, render_marker(make_marker(system, name, ident, p["node"], now)))
+                write_text_atomic(path, render_marker(make_marker(system, name, ident, p["node"], now)), mode=0o644)
     elif p["state"] == "forget":
         if text is not None:
             result["changed"] = True

@@ -296,6 +296,11 @@ def write_atomic(path, write, suffix="", mode=None):
     fsync_dir(directory)
 
 
+def write_text_atomic(path, text, mode=None):
+    """Write ``text`` to ``path`` via a temp file + rename (``mode``: as write_atomic)."""
+    write_atomic(path, lambda handle: handle.write(text), "", mode)
+
+
 def write_json_atomic(path, document, mode=None):
     """Write ``document`` as JSON to ``path`` via a temp file + rename (``mode``: as write_atomic)."""
     def write(handle):

@@ -33,8 +33,9 @@ import os
 import re
 import shutil
 
-from ansible.module_utils.testbed_parse import TEMP_PREFIX, write_atomic
+from ansible.module_utils.testbed_parse import TEMP_PREFIX
 from ansible.module_utils.testbed_parse import write_json_atomic as parse_write_json_atomic
+from ansible.module_utils.testbed_parse import write_text_atomic as parse_write_text_atomic
 from ansible.module_utils.testbed_provenance import redact_provenance
 from ansible.module_utils.testbed_results_params import canonical_json, describe_changes, parameter_changes
 from ansible.module_utils.testbed_results_summary import describe_plan
@@ -299,7 +300,7 @@ def private_opener(path, flags):
 def write_text_atomic(path, text):
     """Write ``text`` to ``path`` atomically (temp file + rename), FILE_MODE, in private directories."""
     make_private_dirs(os.path.dirname(os.path.abspath(path)))
-    write_atomic(path, lambda handle: handle.write(text), mode=FILE_MODE)
+    parse_write_text_atomic(path, text, mode=FILE_MODE)
 
 
 def write_json_atomic(path, document):
