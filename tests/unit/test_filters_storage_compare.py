@@ -432,3 +432,29 @@ def test_an_operators_cluster_is_reached_with_its_own_client_and_monitors():
 def test_an_operators_cluster_without_what_qemu_needs_is_one_sentence(conf, keyring, client, message):
     with pytest.raises(AnsibleFilterError, match=message):
         sc.sc_ceph_client(conf, keyring, client, "/etc/ceph/prod.conf", "/root/ops.keyring")
+
+
+@pytest.mark.parametrize("mon_host", [
+    "127.0.0.1", "127.0.0.1:6789", "[v2:127.0.0.1:3300/0,v1:127.0.0.1:6789/0]", "localhost", "[::1]:6789",
+    "::1", "[v2:[::1]:3300,v1:[::1]:6789]", "127.0.0.1, 127.0.1.1",
+])
+def test_a_loopback_monitor_with_a_separate_compute_node_is_refused_in_the_preflight(mon_host):
+    conf = f"[global]\nfsid = x\nmon host = {mon_host}\n"
+    problems = sc.sc_ceph_monitor_problems(conf, "/etc/ceph/prod.conf", "storage-vm", "localhost")
+    assert len(problems) == 1
+    assert problems[0].startswith(f"/etc/ceph/prod.conf on storage-vm gives the monitors as {mon_host} (mon_host)")
+    assert "compute node localhost cannot reach" in problems[0] and "storage_compare_access=local" in problems[0]
+
+
+@pytest.mark.parametrize("mon_host,node,compute", [
+    ("127.0.0.1", "storage-vm", "storage-vm"),  # the client runs on the node itself
+    ("127.0.0.1", "storage-vm", None),  # local access only: no compute node
+    ("10.250.20.10", "storage-vm", "localhost"),
+    ("[v2:10.250.20.10:3300/0,v1:10.250.20.10:6789/0]", "storage-vm", "localhost"),
+    ("127.0.0.1,10.250.20.11", "storage-vm", "localhost"),  # one monitor the client can reach
+    ("mon1.lab.example", "storage-vm", "localhost"),  # a name: not resolved here
+    ("", "storage-vm", "localhost"),  # sc_ceph_client names a missing mon_host
+])
+def test_reachable_or_unknown_monitors_pass_the_preflight(mon_host, node, compute):
+    conf = f"[global]\nmon_host = {mon_host}\n"
+    assert sc.sc_ceph_monitor_problems(conf, "/etc/ceph/prod.conf", node, compute) == []

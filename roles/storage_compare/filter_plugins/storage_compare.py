@@ -749,8 +749,52 @@ def sc_ceph_client(conf_text, keyring_text, client, conf_path="the configuration
     return {"user": client[len("client."):], "key": key, "monitors": [monitors]}
 
 
+_MON_ENTRY = re.compile(r"^(?:v[12]:)?(?P<addr>\[[0-9A-Fa-f:.]+\]|[^:/\s]+)")
+
+
+def _mon_addresses(mon_host):
+    """The host part of each monitor address of a ``mon_host`` value as written: ``10.0.0.1``,
+    ``10.0.0.1:6789``, ``[v2:10.0.0.1:3300,v1:10.0.0.1:6789]``, ``[::1]:6789``, ``mon1.example``;
+    entries separated by commas, semicolons or spaces."""
+    hosts = []
+    for group in re.findall(r"\[v[12]:(?:\[[^\]]*\]|[^\]])*\]|[^,;\s]+", mon_host or ""):
+        entries = group[1:-1].split(",") if group.startswith("[v") else [group]
+        for entry in entries:
+            entry = entry.strip()
+            if entry.count(":") > 1 and not entry.startswith(("[", "v1:", "v2:")):
+                hosts.append(entry)  # a bare IPv6 address
+                continue
+            found = _MON_ENTRY.match(entry)
+            if found:
+                hosts.append(found.group("addr").strip("[]"))
+    return [h for h in hosts if h]
+
+
+def _is_loopback(host):
+    host = host.lower().rstrip(".")
+    return host in ("localhost", "localhost.localdomain", "ip6-localhost", "::1") or host.startswith("127.")
+
+
+def sc_ceph_monitor_problems(conf_text, conf_path, node, compute_node):
+    """The preflight's sentence (a list, empty when fine) for an operator's cluster reached over the network
+    whose ``mon_host`` names only loopback addresses while the client VM runs on another host
+    (``compute_node`` not ``node``): its qemu would wait for ``Connection timed out`` on its own loopback.
+    Host names other than localhost are not resolved here and pass."""
+    if not compute_node or compute_node == node:
+        return []
+    monitors = (_ini(conf_text).get("global") or {}).get("mon_host", "").strip()
+    hosts = _mon_addresses(monitors)
+    if not hosts or not all(_is_loopback(h) for h in hosts):
+        return []
+    return [f"{conf_path} on {node} gives the monitors as {monitors} (mon_host), a loopback address that the client "
+            f"VM on the compute node {compute_node} cannot reach: give the cluster's configuration with the monitors' "
+            "addresses on the storage network as storage_compare_ceph_existing_conf, or run the client on the node "
+            "itself (storage_compare_access=local)."]
+
+
 class FilterModule:
     def filters(self):
         return {"sc_variants": sc_variants, "sc_workloads": sc_workloads, "sc_point": sc_point,
                 "sc_report": sc_report, "sc_report_tables": sc_report_tables, "sc_fidelity": sc_fidelity, "sc_health": sc_health,
-                "sc_memory": sc_memory, "sc_ceph_client": sc_ceph_client}
+                "sc_memory": sc_memory, "sc_ceph_client": sc_ceph_client,
+                "sc_ceph_monitor_problems": sc_ceph_monitor_problems}
