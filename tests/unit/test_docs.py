@@ -3,8 +3,8 @@
 ansible-doc is run the way a user runs it, from the repository root with its
 ansible.cfg (library, roles_path, doc_fragment_plugins), both as text and as
 --json; a failure names the module or role and shows ansible-doc's message.
-Each repository link in README.md and docs/*.md points at a file inside the
-repository.
+Each relative link in README.md, docs/ and the roles' READMEs points at a file inside the
+repository and at a heading of it; docs/architecture.md matches the roles and the Python files.
 """
 
 import glob
@@ -90,39 +90,136 @@ def test_role_argument_specs_render(role, role_docs):
         assert spec.get("type"), f"role {role}: option {name} has no type"
 
 
-MARKDOWN = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+MARKDOWN = ([os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+            + sorted(glob.glob(os.path.join(ROOT, "docs", "results", "*.md")))
+            + sorted(glob.glob(os.path.join(ROOT, "roles", "*", "README.md"))))
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
+_FENCE = re.compile(r"^ {0,3}```.*?^ {0,3}```[^\n]*$", re.M | re.S)
+
+
+def _slug(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip())
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def anchors(path):
+    """Every anchor a Markdown file has: its headings' (numbered when repeated) and its <a id/name>."""
+    with open(path, encoding="utf-8") as handle:
+        text = _FENCE.sub("", handle.read())
+    found, seen = set(), {}
+    for heading in re.findall(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.M):
+        slug = _slug(heading)
+        found.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    found.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", text))
+    return found
+
+
+def test_anchors_are_the_ones_github_makes():
+    assert _slug("Access: local or over the network (`storage_compare_access`)") == \
+        "access-local-or-over-the-network-storage_compare_access"
+    assert _slug("The study's tables") == "the-studys-tables"
+    assert _slug("`make faults`: the cases and what they measured") == "make-faults-the-cases-and-what-they-measured"
+    assert "python-imports" in anchors(os.path.join(ROOT, "docs", "architecture.md"))
+    assert "one-import-convention" not in anchors(os.path.join(ROOT, "docs", "architecture.md"))  # in a code block
 
 
 @pytest.mark.parametrize("page", [os.path.relpath(p, ROOT) for p in MARKDOWN])
-def test_markdown_links_stay_inside_the_repository(page):
+def test_markdown_links_resolve(page):
+    """Every relative link of README.md, docs/*.md, docs/results/*.md and the roles' READMEs points at a
+    file inside the repository, and its #anchor at a heading (or an <a id>) of that file."""
     path = os.path.join(ROOT, page)
     with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+        text = _FENCE.sub("", handle.read())
+    broken = []
     for target in _LINK.findall(text):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-            continue  # a web address or an anchor on the same page
-        file_part = target.split("#", 1)[0]
-        resolved = os.path.realpath(os.path.join(os.path.dirname(path), file_part))
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            continue  # a web address
+        file_part, _, anchor = target.partition("#")
+        resolved = os.path.realpath(os.path.join(os.path.dirname(path), file_part)) if file_part else path
         assert resolved == ROOT or resolved.startswith(ROOT + os.sep), f"{page} links outside the repository: {target}"
-        assert os.path.exists(resolved), f"{page} links to a missing file: {target}"
+        if not os.path.exists(resolved):
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors(resolved):
+            broken.append(f"{target}: no heading or <a id> {anchor!r} in {os.path.relpath(resolved, ROOT)}")
+    assert not broken, f"{page}: " + "; ".join(broken)
 
 
-def test_architecture_names_every_role_and_only_files_that_exist():
-    """docs/architecture.md matches the code: its role table lists every role, each file it names is there."""
+def _table(text, header):
+    """The rows of the Markdown table whose header line starts with ``header``, as lists of cells."""
+    block = text[text.index(header):].split("\n\n", 1)[0]
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+            for line in block.splitlines()[2:]]
+
+
+def _architecture():
     with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as handle:
-        text = handle.read()
-    table = text[text.index("| role | kind | what |"):]
-    table = table[:table.index("\n\n")]
-    listed = set(re.findall(r"`([a-z_0-9]+)`", table))
-    roles = {name for name in os.listdir(os.path.join(ROOT, "roles"))
-             if os.path.isdir(os.path.join(ROOT, "roles", name, "tasks"))}
-    assert not roles - listed, f"roles missing from docs/architecture.md's role table: {sorted(roles - listed)}"
-    named = set(re.findall(r"`((?:library|module_utils|filter_plugins|callback_plugins|action_plugins|scripts|roles)/"
+        return handle.read()
+
+
+ROLE_NAMES = {name for name in os.listdir(os.path.join(ROOT, "roles"))
+              if os.path.isdir(os.path.join(ROOT, "roles", name)) and not name.startswith(".")}
+
+
+def test_architecture_role_table_is_the_roles_directory():
+    """docs/architecture.md's role table names every role under roles/, and no role that is not there."""
+    listed = {name for row in _table(_architecture(), "| role | kind | what |")
+              for name in re.findall(r"`([a-z_0-9]+)`", row[0])}
+    assert not ROLE_NAMES - listed, f"roles missing from docs/architecture.md's role table: {sorted(ROLE_NAMES - listed)}"
+    assert not listed - ROLE_NAMES, f"docs/architecture.md's role table names roles that do not exist: {sorted(listed - ROLE_NAMES)}"
+
+
+def test_architecture_names_only_files_that_exist():
+    text = _architecture()
+    named = set(re.findall(r"`((?:library|module_utils|filter_plugins|callback_plugins|action_plugins|scripts|roles|playbooks)/"
                            r"[A-Za-z0-9_./-]+\.(?:py|yml|md|sh))`", text))
     assert named, "docs/architecture.md names no file"
     missing = sorted(path for path in named if "<" not in path and not os.path.exists(os.path.join(ROOT, path)))
     assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+SHARED_PYTHON = ("library", "module_utils", "filter_plugins", "action_plugins", "callback_plugins")
+
+
+def test_architecture_names_every_shared_python_file():
+    """Every Python file of library/, module_utils/ and the plugin folders at the top is in
+    docs/architecture.md: by its path, or by a pattern the page gives (`library/<tool>_parse.py`,
+    `module_utils/testbed_report_*.py`)."""
+    text = _architecture()
+    named = set(re.findall(r"`((?:%s)/[A-Za-z0-9_.<>*-]+\.py)`" % "|".join(SHARED_PYTHON), text))
+    patterns = [re.compile("^" + re.sub(r"<[^>]+>", "[A-Za-z0-9_]+", re.escape(name).replace(r"\*", "[A-Za-z0-9_]*")
+                                        .replace(r"\<", "<").replace(r"\>", ">")) + "$")
+                for name in named if "<" in name or "*" in name]
+    files = sorted(os.path.relpath(path, ROOT) for folder in SHARED_PYTHON
+                   for path in glob.glob(os.path.join(ROOT, folder, "*.py")) if not path.endswith("__init__.py"))
+    assert len(files) > 50
+    unnamed = [path for path in files if path not in named and not any(p.match(path) for p in patterns)]
+    assert not unnamed, f"Python files docs/architecture.md does not name: {unnamed}"
+
+
+ROLE_PYTHON = ("library", "module_utils", "filter_plugins", "lookup_plugins", "action_plugins", "test_plugins", "scripts")
+
+
+def test_architecture_role_python_table_matches_the_files():
+    """The table of the roles' own Python lists, per role, exactly the files in those roles' Python folders."""
+    rows = _table(_architecture(), "| role | `library/` | `module_utils/` |")
+    table = {}
+    for row in rows:
+        roles = re.findall(r"`([a-z_0-9]+)`", row[0])
+        assert roles and set(roles) <= ROLE_NAMES, f"docs/architecture.md: not a role: {row[0]}"
+        table[tuple(roles)] = set(re.findall(r"`([A-Za-z0-9_.-]+\.py)`", " ".join(row[1:])))
+    on_disk = {}
+    for folder in ROLE_PYTHON:
+        for path in glob.glob(os.path.join(ROOT, "roles", "*", folder, "*.py")):
+            on_disk.setdefault(path.split(os.sep)[-3], set()).add(os.path.basename(path))
+    listed_roles = {role for roles in table for role in roles}
+    assert not set(on_disk) - listed_roles, \
+        f"roles with Python of their own missing from docs/architecture.md: {sorted(set(on_disk) - listed_roles)}"
+    for roles, names in table.items():
+        files = set().union(*(on_disk.get(role, set()) for role in roles))
+        assert names == files, (f"docs/architecture.md, {', '.join(roles)}: not in the table {sorted(files - names)}, "
+                                f"not in the role {sorted(names - files)}")
 
 
 def test_the_faults_page_is_read_at_a_glance():
