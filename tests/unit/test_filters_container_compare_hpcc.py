@@ -8,13 +8,19 @@ import os
 
 import container_compare as cc
 import pytest
+import yaml
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils import testbed_cc_hpcc as hpcc
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 MIB = 1048576
 ALL = ["native", "docker", "podman", "lxc", "lxd", "kvm"]
 AUTO = {"n": "auto", "nb": 128, "p": 2, "q": 2, "fraction": 0.8, "memory_mb": 0}
+
+
+def _yaml(*path):
+    with open(os.path.join(ROOT, *path)) as handle:
+        return yaml.safe_load(handle)
 
 
 # ---------------------------------------------------------------------------
@@ -254,3 +260,31 @@ def test_the_report_says_which_n_and_why():
     assert "N 1 000 (set by container_compare_hpcc_n), NB 128, P x Q = 2 x 2, 1 point" in two
     assert cc.cc_hpcc_note([_doc(None, None, workload="cpu")]) is None
     assert cc.cc_hpcc_note([]) is None
+
+
+# ---------------------------------------------------------------------------
+# the settings: defaults, study profile, lab
+# ---------------------------------------------------------------------------
+
+def test_defaults_spec_and_profiles():
+    defaults = _yaml("roles", "container_compare", "defaults", "main.yml")
+    assert defaults["container_compare_hpcc_n"] == "auto"
+    assert defaults["container_compare_hpcc_memory_fraction"] == 0.8
+    assert defaults["container_compare_hpcc_memory_mb"] == 0
+    spec = _yaml("roles", "container_compare", "meta", "argument_specs.yml")["argument_specs"]["main"]["options"]
+    for name in ("container_compare_hpcc_n", "container_compare_hpcc_memory_fraction",
+                 "container_compare_hpcc_memory_mb"):
+        assert spec[name]["default"] == defaults[name]
+    constraints = _yaml("roles", "container_compare", "meta", "testbed_constraints.yml")["testbed_constraints"]
+    assert constraints["container_compare_hpcc_memory_fraction"] == {"exclusive_minimum": 0, "maximum": 0.95}
+    # the study profile takes the default, auto (the study's 45 000 needs about 16 GB); the lab keeps its small N
+    study = _yaml("roles", "container_compare", "meta", "testbed_experiment.yml")["testbed_experiment"]["study_profile"]
+    assert "container_compare_hpcc_n" in study["from_defaults"]
+    assert _yaml("inventories", "lab", "group_vars", "container_lab.yml")["container_compare_hpcc_n"] == 1000
+
+
+def test_the_kvm_memory_fallback_is_runtime_kvms_default():
+    with open(os.path.join(ROOT, "roles", "container_compare", "vars", "main.yml")) as handle:
+        text = handle.read()
+    default = _yaml("roles", "runtime_kvm", "defaults", "main.yml")["runtime_kvm_memory_mb"]
+    assert "runtime_kvm_memory_mb | default({})".format(default) in text
