@@ -60,7 +60,8 @@ CASES = [
     ("container_compare_net_streams=1000", "container_compare_net_streams must be at most 128, got 1000"),
     ("container_compare_lat_request_bytes=100000", "container_compare_lat_request_bytes must be at most 65507, got 100000"),
     ("container_compare_repetitions=0", "container_compare_repetitions must be at least 1, got 0"),
-    ("container_compare_hpcc_n=10000000", "container_compare_hpcc_n must be at most 200000, got 10000000"),
+    ("container_compare_hpcc_n=10000000", "container_compare_hpcc_n must be auto or a whole number from 128 "
+                                          "(container_compare_hpcc_nb) to 200000, got 10000000"),
     ("container_compare_ftp_upload_dir=../etc", "container_compare_ftp_upload_dir is '../etc', not a plain name"),
     ("container_compare_mail_domain=localhost", "container_compare_mail_domain is 'localhost', not a domain name"),
     ("container_compare_mail_user=5", "unknown variable container_compare_mail_user: did you mean container_compare_mail_users?"),

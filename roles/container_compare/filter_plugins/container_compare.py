@@ -12,7 +12,12 @@
 * ``cc_tool_sections``: the report's sections titled with the tool and version
   that measured each workload's rows (from the point documents, at report time);
 * ``cc_disk_patterns``: every disk pattern's fio settings (rw, block size,
-  iodepth, jobs, read share), checked.
+  iodepth, jobs, read share), checked;
+* ``cc_hpcc``: hpcc's HPL problem size N for the run, from the memory of the
+  smallest measured guest or host (module_utils/testbed_cc_hpcc.py), with
+  ``cc_hpcc_timeout_s`` (a point's bound from its N), ``cc_hpcc_note`` (the
+  report's sentence on the N the stored points measured) and ``cc_memtotal_kib``
+  (MemTotal from /proc/meminfo).
 
 Pure functions (tests/unit/test_filters_container_compare.py); bad input raises
 ``AnsibleFilterError`` naming the filter and the bad value. Generic pieces
@@ -40,6 +45,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
+from ansible.module_utils import testbed_cc_hpcc as hpcc_size  # noqa: E402
 from ansible.module_utils import testbed_sampling as sampling  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
 
@@ -292,6 +298,41 @@ def cc_disk_patterns(settings):
     return out
 
 
+def cc_hpcc(settings, variants, memory=None):
+    """hpcc's problem for the run, one N for every variant (testbed_cc_hpcc.size: the N, why, the
+    estimate and timeout, the plan's line, and ``problem``: None or the sentences that refuse the input).
+
+    ``settings``: ``{n: auto or a whole number, nb, p, q, fraction, memory_mb}``; ``variants``: the
+    measured variants; ``memory``: ``{host_kib, kvm_mib, limits: {variant: runtime_<variant>_memory}}``.
+    """
+    if not isinstance(settings, dict):
+        _fail("cc_hpcc", f"settings must be a mapping (n, nb, p, q, fraction, memory_mb), got {settings!r}")
+    if memory is not None and not isinstance(memory, dict):
+        _fail("cc_hpcc", f"memory must be a mapping (host_kib, kvm_mib, limits), got {memory!r}")
+    return hpcc_size.size(settings, variants or [], memory)
+
+
+def cc_hpcc_timeout_s(parameters):
+    """A hpcc point's bound in seconds, from its own parameters (n, p, q): three times its estimate + 5 min,
+    at least 30 min."""
+    if not isinstance(parameters, dict) or hpcc_size.whole_number(parameters.get("n")) is None:
+        _fail("cc_hpcc_timeout_s", f"parameters must be a hpcc point's (a whole number n, p, q), got {parameters!r}")
+    return hpcc_size.timeout_s(parameters["n"], parameters.get("p", 1), parameters.get("q", 1))
+
+
+def cc_hpcc_note(documents):
+    """The report's sentence on the N the stored hpcc points measured and why (None without any)."""
+    return hpcc_size.report_note(documents)
+
+
+def cc_memtotal_kib(meminfo):
+    """MemTotal in KiB from /proc/meminfo's text."""
+    try:
+        return hpcc_size.memtotal_kib(meminfo)
+    except hpcc_size.HpccError as exc:
+        _fail("cc_memtotal_kib", str(exc))
+
+
 def cc_workloads(settings, names):
     """The sweep matrix's ``workloads`` list: ``[{name, grid, parameters}]`` in the order of ``names``.
 
@@ -307,6 +348,14 @@ def cc_workloads(settings, names):
             _fail(fname, f"setting container_compare_{key} is missing")
         return settings[key]
 
+    def hpcc_n():
+        # the N of the run (cc_hpcc's n): a whole number, or auto while no memory is known yet (the plan)
+        n = get("hpcc_n")
+        whole = hpcc_size.whole_number(n)
+        if whole is None and n != "auto":
+            _fail(fname, f"hpcc's N must be a whole number or auto (cc_hpcc's n), got {n!r}")
+        return n if whole is None else whole
+
     build = {
         "web": lambda: ({"concurrency": get("web_concurrency")},
                         {"requests": get("web_requests"), "timeout_s": get("web_timeout_s")}),
@@ -318,7 +367,7 @@ def cc_workloads(settings, names):
                         {"duration_s": get("cpu_duration_s"), "max_prime": get("cpu_max_prime")}),
         "compress": lambda: ({"threads": get("compress_threads")},
                              {"level": get("compress_level"), "file_mb": get("compress_file_mb")}),
-        "hpcc": lambda: ({}, {"n": get("hpcc_n"), "nb": get("hpcc_nb"), "p": get("hpcc_p"), "q": get("hpcc_q")}),
+        "hpcc": lambda: ({}, {"n": hpcc_n(), "nb": get("hpcc_nb"), "p": get("hpcc_p"), "q": get("hpcc_q")}),
         "memory": lambda: ({"operation": get("memory_operations")},
                            {"block_kb": get("memory_block_kb"), "total_gb": get("memory_total_gb")}),
         "disk": lambda: ({"pattern": get("disk_patterns")},
@@ -438,6 +487,13 @@ def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
         result["metrics"]["first_byte_ms"] = None if first is None else first * 1000.0
         if curl:
             result["sources"]["curl"] = curl[-1]["parsed"]
+    elif workload == "hpcc":
+        # the N hpcc ran is the point's: an input file out of step with the plan is never stored as its result
+        ran = ((measured.get("parsed") or {}).get("metrics") or {}).get("hpl_n")
+        planned = point["parameters"].get("n")
+        if ran is not None and planned is not None and ran != planned:
+            result["valid"] = False
+            result["reasons"].append(f"hpcc ran HPL with N {ran}, the point is planned with N {planned}")
     elif workload == "compress":
         # MB/s of uncompressed data over xz's wall time (xz prints its own speed only after 3 s, 2-3 digits).
         found = ((measured.get("parsed") or {}).get("metrics") or {})
@@ -670,4 +726,6 @@ def cc_tool_sections(sections, documents):
 class FilterModule:
     def filters(self):
         return {"cc_variants": cc_variants, "cc_workloads": cc_workloads, "cc_point": cc_point,
-                "cc_report": cc_report, "cc_tool_sections": cc_tool_sections, "cc_disk_patterns": cc_disk_patterns}
+                "cc_report": cc_report, "cc_tool_sections": cc_tool_sections, "cc_disk_patterns": cc_disk_patterns,
+                "cc_hpcc": cc_hpcc, "cc_hpcc_timeout_s": cc_hpcc_timeout_s, "cc_hpcc_note": cc_hpcc_note,
+                "cc_memtotal_kib": cc_memtotal_kib}
