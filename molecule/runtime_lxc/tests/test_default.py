@@ -35,6 +35,12 @@ def test_image_stamp_is_the_tarball_sha256(host):
     assert stamp == host.check_output("sha256sum /var/cache/testbed/molecule/runtime-rootfs.tar").split()[0]
 
 
+def test_guest_directory_carries_the_testbeds_marker(host):
+    """The mark without which the role neither unpacks into nor removes a directory of the guest's name."""
+    marker = json.loads(host.file("/var/lib/lxc/%s/testbed-guest.json" % NAME).content_string)
+    assert marker == {"created_by": "runtime_lxc", "name": NAME}
+
+
 # community.general.lxc hands the attached process a non-blocking stdin: with
 # pipelining, python3 in the guest often reads nothing and exits ("[Errno 32]
 # Broken pipe", 7 of 15 runs here). The guest's inventory host therefore sets

@@ -24,6 +24,9 @@ def test_pool_and_bridge_from_the_preseed(host):
     assert net["config"]["ipv4.address"] == "10.254.1.1/24"
     assert net["config"]["ipv4.nat"] == "true"
     assert net["config"]["ipv6.address"] == "none"
+    # the marks without which absent deletes neither (module_utils/testbed_guest_ownership.py)
+    assert pool["description"] == "testbed LXD pool (roles/runtime_lxd)"
+    assert net["description"] == "testbed LXD network (roles/runtime_lxd)"
 
 
 def test_image_alias_names_the_tarball(host):
@@ -38,6 +41,7 @@ def test_guest_running_unprivileged_without_limits(host):
     inst = query(host, "/1.0/instances/%s?recursion=1" % NAME)
     assert inst["status"] == "Running"
     assert inst["config"]["security.privileged"] == "false"
+    assert inst["config"]["user.testbed.owner"] == "runtime_lxd"
     assert not [k for k in inst["config"] if k.startswith("limits.")]
     assert inst["devices"]["eth0"]["network"] == "lxdbr-mol"
     addrs = [a["address"] for a in inst["state"]["network"]["eth0"]["addresses"] if a["family"] == "inet"]

@@ -43,6 +43,11 @@ def sha256(host):
     return host.file(TARBALL + ".sha256").content_string.split()[0]
 
 
+def test_guest_carries_the_testbeds_label(inspect):
+    """The mark without which the role neither replaces nor removes a container of the guest's name."""
+    assert inspect["Config"]["Labels"]["org.testbed.role"] == "runtime_podman"
+
+
 def test_fingerprint_complete_and_true(host, fact, inspect, sha256):
     assert all(fact.get(k) not in (None, "") for k in FIELDS), fact
     assert isinstance(fact["security_options"], list)
