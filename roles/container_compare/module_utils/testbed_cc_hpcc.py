@@ -211,13 +211,13 @@ def _settings(settings, problems, checked):
     fraction = _number(settings.get("fraction"))
     if fraction is None or not 0 < fraction <= FRACTION_MAX:
         checked.append("container_compare_hpcc_memory_fraction must be a number greater than 0 and at most {}, got "
-                        "{!r}: e.g. 0.8 (HPL's matrix in 80 % of the memory) {}.".format(
-                            FRACTION_MAX, settings.get("fraction"), FIX))
+                       "{!r}: e.g. 0.8 (HPL's matrix in 80 % of the memory) {}.".format(
+                           FRACTION_MAX, settings.get("fraction"), FIX))
         fraction = None
     host_mb = whole_number(settings.get("memory_mb"))
     if host_mb is None or host_mb < 0:
         checked.append("container_compare_hpcc_memory_mb is {!r}, not a whole number of MiB (0: the container host's "
-                        "MemTotal, read when the run starts): fix it {}.".format(settings.get("memory_mb"), FIX))
+                       "MemTotal, read when the run starts): fix it {}.".format(settings.get("memory_mb"), FIX))
     return setting, nb, p, q, fraction, host_mb or 0
 
 
@@ -293,9 +293,9 @@ def _why(result, smallest, pending):
         return why
     if result["n"] == "auto":
         return "auto: sized from {} (or from container_compare_hpcc_memory_mb when given)".format(later)
-    why = "auto: HPL's matrix, 8·N² bytes = {}, in {:g} % of {}, the smallest memory of the variants; " \
-          "N a multiple of NB {}".format(_size_text(result["matrix_bytes"]), result["fraction"] * 100,
-                                          _label(smallest), result["nb"])
+    why = ("auto: HPL's matrix, 8·N² bytes = {}, in {:g} % of {}, the smallest memory of the variants; "
+           "N a multiple of NB {}").format(_size_text(result["matrix_bytes"]), result["fraction"] * 100,
+                                           _label(smallest), result["nb"])
     if pending:
         why += "; a smaller MemTotal of the container host, read when the run starts, gives a smaller N"
     return why
