@@ -328,3 +328,21 @@ def test_an_iperf3_stopped_by_the_watchdog_or_its_deadline_says_so():
     runs["iperf3"].update(stderr="", rc=124, overran=True, deadline_s=90, estimate_s=10)
     point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
     assert "iperf3 exceeded its deadline of 90 s (estimate 10 s) and was stopped" in point["reasons"]
+
+
+def test_the_studys_rise_and_drops_are_checked_against_its_own_means_where_tabel_3_is_printed():
+    notes = nfv_measure_filters.study_consistency_notes()
+    # (0.177 - 0.089) / 0.089 = +98.9 %: the sign and size the study prints (+98.8), a rise
+    assert notes[0] == ("K_lat of firewall from the study's own means: +98.9 %, it prints +98.8 % "
+                        "(the same sign and size, to its rounding)")
+    assert notes[1].startswith("D_th of firewall from the study's own means: +33.2 %, it prints +33.2 %")
+    assert notes[2].startswith("D_th of firewall + loadbalancer from the study's own means: +92.0 %, it prints +92.0 %")
+    lat, _, _ = nfv_measure_filters.nfv_study_shape_tables(_docs(), nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
+    assert lat["notes"][1].startswith("K_lat of firewall from the study's own means: +98.9 %")
+
+
+def test_a_printed_figure_its_own_means_do_not_give_is_flagged(monkeypatch):
+    monkeypatch.setitem(nfv_measure_filters.STUDY_RELATIVE, ("firewall",),
+                        {"throughput_gbps": 33.2, "icmp_rtt_avg_ms": -98.8})
+    assert nfv_measure_filters.study_consistency_notes()[0] == (
+        "K_lat of firewall from the study's own means: +98.9 %, it prints -98.8 % (!): the figure its means do not give")

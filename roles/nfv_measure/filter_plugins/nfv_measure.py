@@ -202,6 +202,25 @@ STUDY_SHAPE_NOTE = ("The study's columns are its published figures (its VM, 2 vC
                     "the means of its valid points (n), with the rise and drop computed as the study computes them.")
 
 
+def study_consistency_notes():
+    """The study's printed K_lat and D_th against the same formulas over its own printed means: the sign it
+    gives (K_lat = (L_vnf - L_base) / L_base, a rise, positive when the chain adds latency; D_th = (T_base -
+    T_vnf) / T_base, a drop, positive when it loses throughput) and the size, so a printed figure that its
+    own means do not give is flagged where the table is printed."""
+    base, notes = STUDY_FIGURES[()], []
+    for hops, printed in STUDY_RELATIVE.items():
+        for key, name, compute in (("icmp_rtt_avg_ms", "K_lat", stats.pct_change),
+                                   ("throughput_gbps", "D_th", stats.pct_drop)):
+            if key not in printed or key not in STUDY_FIGURES[hops]:
+                continue
+            own = compute(STUDY_FIGURES[hops][key], base[key])
+            agrees = abs(own - printed[key]) <= 0.5 and (own > 0) == (printed[key] > 0)
+            notes.append("{} of {} from the study's own means: {:+.1f} %, it prints {:+.1f} %{}".format(
+                name, " + ".join(hops), own, printed[key],
+                " (the same sign and size, to its rounding)" if agrees else " (!): the figure its means do not give"))
+    return notes
+
+
 def nfv_study_shape_tables(docs, scenarios, baseline="baseline"):
     """The study's Tabels 3, 4 and 5 in its own columns, this run's figures beside its published ones.
 
@@ -263,7 +282,8 @@ def nfv_study_shape_tables(docs, scenarios, baseline="baseline"):
     return [
         {"title": "Study's Tabel 3 shape: mean latency (ping RTT, ms) and its rise K_lat",
          "header": ["scenario", "mean latency ms, this run", "rise %, this run", "mean latency ms, study",
-                    "rise %, study"], "rows": lat, "notes": [STUDY_SHAPE_NOTE]},
+                    "rise %, study"], "rows": lat,
+         "notes": [STUDY_SHAPE_NOTE, "; ".join(study_consistency_notes()) + "."]},
         {"title": "Study's Tabel 4 shape: throughput (iperf3, Gbit/s) and its drop D_th",
          "header": ["scenario", "throughput Gbit/s, this run", "drop %, this run", "throughput Gbit/s, study",
                     "drop %, study"], "rows": thr, "notes": []},
