@@ -66,3 +66,11 @@ def test_the_galaxy_stage_installs_the_collection(context, tmp_path):
                           cwd=str(context / "_build"), env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "ansible_collections" / "testbed" / "infra" / "MANIFEST.json").is_file()
+
+
+def test_the_exit_status_callback_is_found_next_to_the_playbooks():
+    """ansible-runner (AWX, ansible-navigator) sets ANSIBLE_CALLBACK_PLUGINS to its own folder, which
+    hides ansible.cfg's callback_plugins; Ansible also loads callbacks next to the playbook."""
+    link = os.path.join(ROOT, "playbooks", "callback_plugins")
+    assert os.path.islink(link) and os.readlink(link) == "../callback_plugins"
+    assert os.path.isfile(os.path.join(link, "testbed_exit.py"))
