@@ -21,7 +21,7 @@ SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
 .PHONY: help setup setup-lab images test lint unit integration faults hardware-like integration-services integration-others lab-storage-image topology molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
-        lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity
+        lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity ee ee-test
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -115,6 +115,14 @@ lab-storage-image:  ## build the lab storage node's image (kernel, OpenZFS modul
 
 collection:  ## build the collection testbed.infra from the repository into build/collection (tree and tarball; docs/collection.md)
 	python scripts/build-collection.py
+
+ee:  ## the execution environment image testbed-ee:local, built here from the lab's Debian image (no registry; reused while its inputs are unchanged; docs/collection.md)
+	./scripts/ensure-dockerd.sh
+	python scripts/build-ee.py
+
+ee-test:  ## ansible-navigator plans every experiment inside testbed-ee:local (builds it first when out of date: minutes); not in `make test` (docs/ci.md)
+	./scripts/ensure-dockerd.sh
+	python -m pytest -v tests/ee
 
 collection-sanity: collection  ## ansible-test sanity (Python 3.11) on the built collection, installed outside the repository; slow the first time (its venvs)
 	./scripts/collection-sanity.sh
