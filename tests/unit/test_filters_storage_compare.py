@@ -243,8 +243,18 @@ def test_report_tables():
     study = tables[0]
     assert study["title"].startswith("The study's figures (their hardware)")
     # each row names the tool and version that measured it (the points' environment)
-    assert study["rows"] == [["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2",
-                              "fio 3.33 (client-vm)"]]
+    assert study["rows"][0] == ["4 KiB sequential read, IOPS", "2838", "3612", "1.27", "100", "200", "2",
+                                "fio 3.33 (client-vm)"]
+    # every row of the study is printed: those without a point of this run say so
+    assert len(study["rows"]) == len(sc.STUDY) == 11
+    assert study["rows"][1] == ["4 KiB sequential write, IOPS", "540", "4445", "8.23", "\u2014", "\u2014", "\u2014",
+                                sc.NOT_MEASURED]
+    # the study's three OLTP runs beside its mean, its own contradiction flagged under the table
+    oltp = [r for r in study["rows"] if r[0] == "OLTP transactions/s"][0]
+    assert oltp[1:3] == ["54 (max 65.7; min 48.1)", "168 (max 171.5; min 171.5 (!))"]
+    assert any(n.startswith("(!) The study prints ZFS's OLTP minimum as 171.5") for n in study["notes"])
+    assert [r[0] for r in study["rows"]][-2:] == ["rebuild with 20 GB used, s", "rebuild with 40 GB used, s"]
+    assert study["rows"][-1][1:3] == ["8220", "360"]
     assert any("TCG" in n for n in study["notes"]) and "Ceph Luminous" in study["notes"][0]
     rebuild = tables[1]
     assert rebuild["rows"][0][0] == "zfs" and rebuild["rows"][0][3] == "12.5" and rebuild["rows"][0][7] == "passed"

@@ -79,6 +79,12 @@ STUDY = [
     ("rebuild with 20 GB used, s", "rebuild", {"used_mb": 20000}, "rebuild_s", 63 * 60, 3 * 60),
     ("rebuild with 40 GB used, s", "rebuild", {"used_mb": 40000}, "rebuild_s", 137 * 60, 6 * 60),
 ]
+# What the study prints beside a mean (its three OLTP runs), and where its own figures disagree.
+STUDY_SPREAD = {"OLTP transactions/s": ("max 65.7; min 48.1", "max 171.5; min 171.5 (!)")}
+STUDY_CONTRADICTIONS = [
+    "(!) The study prints ZFS's OLTP minimum as 171.5, the same as its maximum and above its mean of 168: "
+    "the three figures cannot all hold (study-figures, section 2); its mean is the figure compared."]
+NOT_MEASURED = "not measured at the study's parameters in this run"
 
 
 def _fail(name, message):
@@ -519,20 +525,28 @@ def _mode_tables(valid, lab, access, suffix):
     """The study's figures beside the measured means, and the node's CPU, of one access mode's valid points."""
     tables = []
 
-    rows = []
+    rows, measured = [], 0
     for label, workload, where, metric, ceph, zfs in STUDY:
         chosen = [d for d in valid if _matches(d, workload, where)]
         got = {v: _mean([(d.get("metrics") or {}).get(metric) for d in chosen if d.get("variant") == v])
                for v in ("ceph", "zfs")}
+        spread = STUDY_SPREAD.get(label, ("", ""))
+        study = [_fmt(ceph) + (f" ({spread[0]})" if spread[0] else ""),
+                 _fmt(zfs) + (f" ({spread[1]})" if spread[1] else ""), _fmt(_ratio(zfs, ceph), 3)]
         if got["ceph"] is None and got["zfs"] is None:
+            # every row of the study is printed; one this run did not measure says so
+            rows.append([label] + study + ["\u2014", "\u2014", "\u2014", NOT_MEASURED])
             continue
+        measured += 1
         tools = [] if metric == "node_cpu_pct" else STUDY_TOOLS[workload]
-        rows.append([label, _fmt(ceph), _fmt(zfs), _fmt(_ratio(zfs, ceph), 3),
-                     _fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3),
-                     "; ".join(measured_with(chosen, t) for t in tools) if tools else "/proc/stat (cpu_sampler)"])
-    if rows:
+        used = "; ".join(measured_with(chosen, t) for t in tools) if tools else "/proc/stat (cpu_sampler)"
+        rows.append([label] + study + [_fmt(got["ceph"]), _fmt(got["zfs"]), _fmt(_ratio(got["zfs"], got["ceph"]), 3),
+                                       used])
+    if measured:
         notes = [f"Study columns: {STUDY_LABEL}; tests inside VMs whose disks were on the storage, Iometer for IOPS, "
-                 "60 min each. Measured columns: this run's valid points (means)."]
+                 "60 min each. Measured columns: this run's valid points (means); every row of the study is "
+                 f"printed, \u2014 where this run has no point at its parameters (e.g. the lab's rebuilds are of "
+                 "megabytes, the study's of 20 and 40 GB: the rebuild table below)."] + STUDY_CONTRADICTIONS
         if lab:
             notes.append("The measured columns come from the lab (TCG-emulated VM, file-backed disks): compare the "
                          "direction of the ZFS/Ceph ratio at most, never the figures.")
