@@ -6,16 +6,7 @@ Pure functions, no file access.
 """
 
 from ansible.module_utils.testbed_results_params import canonical_json
-
-
-def _format_duration(seconds):
-    seconds = max(0, round(seconds))
-    if seconds < 90:
-        return f"{seconds} s"
-    minutes = round(seconds / 60.0)
-    if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
+from ansible.module_utils.testbed_sweep import format_duration
 
 
 def _plural(count, word, plural=None):
@@ -37,10 +28,10 @@ def describe_plan(points, done_ids, estimate_s_per_point=None, done_durations=No
              _plural(len(reps), "repetition")]
     joiner = " × " if len(variants) * len(param_sets) * len(reps) == total else ", "
     if estimate_s_per_point is not None:
-        estimate = f"estimated {_format_duration(pending * float(estimate_s_per_point))}"
+        estimate = f"estimated {format_duration(pending * float(estimate_s_per_point))}"
     elif done_durations:
         mean = sum(done_durations) / float(len(done_durations))
-        estimate = f"estimated {_format_duration(pending * mean)} (mean {mean:.1f} s per point so far)"
+        estimate = f"estimated {format_duration(pending * mean)} (mean {mean:.1f} s per point so far)"
     elif pending:
         estimate = "no time estimate yet"
     else:

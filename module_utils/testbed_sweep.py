@@ -226,7 +226,9 @@ def sweep_segments(points, keys=None, label_parameters=None):
     return segments
 
 
-def _duration(seconds):
+def format_duration(seconds):
+    """Seconds as plans and progress lines print them: 45 s, 12 min, 2 h 05 min (the one formatter of the
+    sweep's progress, the run plan's estimate and experiments' own plan lines)."""
     seconds = max(0, int(round(seconds)))
     if seconds < 90:
         return f"{seconds} s"
@@ -268,7 +270,7 @@ def sweep_progress(durations, remaining, estimate_s_per_point=None):
     if left == 0:
         return {"remaining_s": 0.0, "mean_s": round(mean, 3), "text": "last point"}
     return {"remaining_s": round(seconds, 1), "mean_s": round(mean, 3),
-            "text": f"{left} to go, about {_duration(seconds)} left ({basis})"}
+            "text": f"{left} to go, about {format_duration(seconds)} left ({basis})"}
 
 
 def sweep_overhead(started, finished, load_seconds):

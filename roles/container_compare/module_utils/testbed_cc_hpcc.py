@@ -29,6 +29,8 @@ from __future__ import absolute_import, division, print_function
 import math
 import re
 
+from ansible.module_utils.testbed_sweep import format_duration
+
 MIB = 1048576
 GIB = 1073741824
 # HPL's matrix: 8 bytes a double, N x N of them.
@@ -301,24 +303,15 @@ def _why(result, smallest, pending):
     return why
 
 
-def duration(seconds):
-    """Seconds as the plan prints them: 45 s, 12 min, 2 h 05 min."""
-    seconds = max(0, int(round(seconds)))
-    if seconds < 90:
-        return "{} s".format(seconds)
-    minutes = int(round(seconds / 60.0))
-    return "{} min".format(minutes) if minutes < 90 else "{} h {:02d} min".format(minutes // 60, minutes % 60)
-
-
 def _plan(result):
     """The plan's line for hpcc: the N, why, and the time it is planned to take."""
     grid = "{} x {}".format(result["p"], result["q"])
     if result["n"] == "auto":
         return ("hpcc: N {}; the estimate leaves HPL's time out ({} a point): give container_compare_hpcc_memory_mb "
-                "(the container host's memory in MiB) to plan with it".format(result["why"], duration(ORCHESTRATION_S)))
+                "(the container host's memory in MiB) to plan with it".format(result["why"], format_duration(ORCHESTRATION_S)))
     return ("hpcc: N {}{} ({}); about {} a point (HPL's 2/3·N³ flops at {:g} GFLOPS a process, P x Q = {}), "
             "timeout {}".format(grouped(result["n"]), "" if result["sized"] else " assumed", result["why"],
-                                duration(result["estimate_s"]), GFLOPS_PER_PROCESS, grid, duration(result["timeout_s"])))
+                                format_duration(result["estimate_s"]), GFLOPS_PER_PROCESS, grid, format_duration(result["timeout_s"])))
 
 
 def report_note(documents):
