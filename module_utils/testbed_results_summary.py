@@ -6,7 +6,19 @@ Pure functions, no file access.
 """
 
 from ansible.module_utils.testbed_results_params import canonical_json
-from ansible.module_utils.testbed_sweep import format_duration
+
+
+def format_duration(seconds):
+    """Seconds as plans and progress lines print them: 45 s, 12 min, 2 h 05 min (the one formatter of the
+    run plan's estimate, the sweep's progress line and experiments' own plan lines; pure, so modules
+    can ship it)."""
+    seconds = max(0, int(round(seconds)))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = int(round(seconds / 60.0))
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _plural(count, word, plural=None):

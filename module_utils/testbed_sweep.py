@@ -28,6 +28,8 @@ import itertools
 import math
 import re
 
+from ansible.module_utils.testbed_results_summary import format_duration
+
 try:  # Ansible is there at run time; the tests import the module without it too.
     from ansible.errors import AnsibleFilterError
 except ImportError:  # pragma: no cover
@@ -224,18 +226,6 @@ def sweep_segments(points, keys=None, label_parameters=None):
             segments.append({"index": len(segments), "key": key, "label": text, "points": []})
         segments[-1]["points"].append(labelled)
     return segments
-
-
-def format_duration(seconds):
-    """Seconds as plans and progress lines print them: 45 s, 12 min, 2 h 05 min (the one formatter of the
-    sweep's progress, the run plan's estimate and experiments' own plan lines)."""
-    seconds = max(0, int(round(seconds)))
-    if seconds < 90:
-        return f"{seconds} s"
-    minutes = int(round(seconds / 60.0))
-    if minutes < 90:
-        return f"{minutes} min"
-    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def sweep_progress(durations, remaining, estimate_s_per_point=None):
