@@ -5,8 +5,11 @@
     {{ __info.container | guest_ownership('docker', runtime_docker_guest_name, inventory_hostname) }}
     {{ __network | guest_ownership('lxd_network', runtime_lxd_network, inventory_hostname,
                                    recorded=__record.stat.exists, record=__record.stat.path) }}
+    {{ __net | guest_ownership('lab_network', item.name, inventory_hostname, bridge=item.bridge) }}
 
 gives ``{"owner": "absent"|"ours"|"foreign", "remove": bool, "problem": "<one sentence>" or ""}``;
+``{{ __info.results | lab_network_ownership(__links, lab_network_networks, lab_network_taps,
+inventory_hostname) }}`` gives the lab networks' and taps' decisions and the refusals;
 ``lxc_guest_marker`` gives the text of the marker runtime_lxc writes into a new guest's directory.
 The code (and its documentation) is in module_utils/testbed_guest_ownership.py.
 """
@@ -25,15 +28,28 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible.module_utils.testbed_guest_ownership import OwnershipError, decide, render_lxc_marker  # noqa: E402
+from ansible.module_utils.testbed_guest_ownership import (  # noqa: E402
+    OwnershipError,
+    decide,
+    lab_objects,
+    render_lxc_marker,
+)
 
 
-def guest_ownership(inspected, kind, name, host, variable=None, recorded=None, record=None):
+def guest_ownership(inspected, kind, name, host, variable=None, recorded=None, record=None, bridge=None):
     """{owner, remove, problem} of the object ``inspected`` (None or empty: there is none)."""
     try:
-        return decide(kind, name, inspected, host, variable=variable, recorded=recorded, record=record)
+        return decide(kind, name, inspected, host, variable=variable, recorded=recorded, record=record, bridge=bridge)
     except OwnershipError as exc:
         raise AnsibleFilterError("guest_ownership: %s" % exc) from None
+
+
+def lab_network_ownership(inspected, links, networks, taps, host):
+    """{networks: {name: decision}, taps: {name: decision}, problems: [...]} of the lab's networks and taps."""
+    try:
+        return lab_objects(networks, taps, inspected, links, host)
+    except OwnershipError as exc:
+        raise AnsibleFilterError("lab_network_ownership: %s" % exc) from None
 
 
 def lxc_guest_marker(name):
@@ -45,4 +61,5 @@ class FilterModule:
     """Guest ownership filters."""
 
     def filters(self):
-        return {"guest_ownership": guest_ownership, "lxc_guest_marker": lxc_guest_marker}
+        return {"guest_ownership": guest_ownership, "lab_network_ownership": lab_network_ownership,
+                "lxc_guest_marker": lxc_guest_marker}

@@ -22,6 +22,16 @@ The marks:
   preseed creates are removed only when the role's state records it created them *and* the object
   carries the mark: ``user.testbed.owner=runtime_lxd`` (network) or the preseed's description.
 
+The lab's networks (role lab_network: the LVS lab, the storage lab, the KVM guest's bridge) carry
+marks too:
+
+* a Docker network: the label ``org.testbed.role=lab_network``; one without labels that a version
+  before the label made (its bridge option ``com.docker.network.bridge.name`` is the configured
+  bridge and its IP masquerading is off, as the role creates it) counts as the testbed's;
+* a tap device: the interface alias ``testbed:lab_network`` (``ip link set dev <tap> alias ...``);
+  one without an alias enslaved to the configured bridge counts as the testbed's (an earlier
+  version's).
+
 The roles read the object (the runtime's own inspect output, or for LXC the directory, marker and
 stamp) and call :func:`decide` through the ``guest_ownership`` filter; everything decided is here.
 """
@@ -32,16 +42,21 @@ __metaclass__ = type
 
 import json
 
-KINDS = ("docker", "podman", "lxc", "lxd", "lxd_network", "lxd_pool")
+KINDS = ("docker", "podman", "lxc", "lxd", "lxd_network", "lxd_pool", "lab_network", "lab_tap")
 # The role that creates each kind (and is the value of its mark).
 ROLE = {"docker": "runtime_docker", "podman": "runtime_podman", "lxc": "runtime_lxc", "lxd": "runtime_lxd",
-        "lxd_network": "runtime_lxd", "lxd_pool": "runtime_lxd"}
+        "lxd_network": "runtime_lxd", "lxd_pool": "runtime_lxd", "lab_network": "lab_network", "lab_tap": "lab_network"}
 NOUN = {"docker": "Docker container", "podman": "Podman container", "lxc": "LXC container", "lxd": "LXD instance",
-        "lxd_network": "LXD network", "lxd_pool": "LXD storage pool"}
+        "lxd_network": "LXD network", "lxd_pool": "LXD storage pool", "lab_network": "Docker network",
+        "lab_tap": "tap device"}
 # The variable that names the object (what the operator sets to another name).
 VARIABLE = {"docker": "runtime_docker_guest_name", "podman": "runtime_podman_guest_name",
             "lxc": "runtime_lxc_guest_name", "lxd": "runtime_lxd_guest_name",
-            "lxd_network": "runtime_lxd_network", "lxd_pool": "runtime_lxd_storage_pool"}
+            "lxd_network": "runtime_lxd_network", "lxd_pool": "runtime_lxd_storage_pool",
+            "lab_network": "lab_network_networks", "lab_tap": "lab_network_taps"}
+# How the operator frees the name of a lab network or tap that is not the testbed's.
+FREE = {"lab_network": "docker network rm {name}, when nothing of yours uses it",
+        "lab_tap": "ip link delete dev {name}, when nothing of yours uses it"}
 # How the operator renames a guest of that name (the object keeps its content).
 RENAME = {"docker": "docker rename {name} <new name>", "podman": "podman rename {name} <new name>",
           "lxc": "lxc-copy -R -P {lxc_path} -n {name} -N <new name>", "lxd": "lxc rename {name} <new name>"}
@@ -54,6 +69,10 @@ LXD_LEGACY_KEY = "user.testbed.image_id"
 LXD_DESCRIPTION = {"lxd_network": "testbed LXD network (roles/runtime_lxd)",
                    "lxd_pool": "testbed LXD pool (roles/runtime_lxd)"}
 GUESTS = ("docker", "podman", "lxc", "lxd")
+LAB = ("lab_network", "lab_tap")
+TAP_ALIAS = "testbed:lab_network"
+BRIDGE_OPTION = "com.docker.network.bridge.name"
+MASQUERADE_OPTION = "com.docker.network.bridge.enable_ip_masquerade"
 
 
 class OwnershipError(ValueError):
@@ -94,7 +113,32 @@ def _labels(inspected):
     return labels if isinstance(labels, dict) else {}
 
 
-def owner(kind, name, inspected):
+def _lab_owner(kind, inspected, bridge):
+    """owner() of a lab network (``docker network inspect``) or tap (an ``ip -j link show`` item)."""
+    if kind == "lab_network":
+        labels = inspected.get("Labels") if isinstance(inspected.get("Labels"), dict) else {}
+        options = inspected.get("Options") if isinstance(inspected.get("Options"), dict) else {}
+        value = labels.get(LABEL)
+        if value == ROLE[kind]:
+            return "ours", ""
+        if value is not None:
+            return "foreign", "its label %s is %r, not %s" % (LABEL, value, ROLE[kind])
+        if bridge and options.get(BRIDGE_OPTION) == bridge and options.get(MASQUERADE_OPTION) == "false":
+            return "ours", ""
+        return "foreign", "no label %s=%s%s" % (
+            LABEL, ROLE[kind], (" and its bridge is %r, not %s without masquerading"
+                                % (options.get(BRIDGE_OPTION), bridge)) if bridge else "")
+    alias = inspected.get("ifalias")
+    if alias == TAP_ALIAS:
+        return "ours", ""
+    if alias:
+        return "foreign", "its alias is %r, not %s" % (alias, TAP_ALIAS)
+    if bridge and inspected.get("master") == bridge:
+        return "ours", ""
+    return "foreign", "no alias %s%s" % (TAP_ALIAS, (" and it is not a port of bridge %s" % bridge) if bridge else "")
+
+
+def owner(kind, name, inspected, bridge=None):
     """(``absent`` | ``ours`` | ``foreign``, why it is not ours - "" unless foreign).
 
     ``inspected`` is what the role read, None or empty when there is no object of that name:
@@ -105,13 +149,17 @@ def owner(kind, name, inspected):
     * lxc: ``{"exists": <the directory <lxc_path>/<name> is there>, "dir": that path,
       "marker": <text of its testbed-guest.json or None>, "stamp": <testbed-image.sha256 is there>}``;
     * lxd, lxd_network, lxd_pool: the object as ``lxc query /1.0/<instances|networks|storage-pools>/<name>``
-      gives it.
+      gives it;
+    * lab_network: the network as ``docker network inspect`` gives it (``bridge``: the bridge the
+      role gives it); lab_tap: the link as ``ip -j link show`` gives it (``bridge``: its network's bridge).
     """
     _kind(kind)
     if not inspected:
         return "absent", ""
     if not isinstance(inspected, dict):
         raise OwnershipError("the inspected %s %s is not a mapping: %r" % (NOUN[kind], name, inspected))
+    if kind in LAB:
+        return _lab_owner(kind, inspected, bridge)
     role = ROLE[kind]
     if kind in ("docker", "podman"):
         value = _labels(inspected).get(LABEL)
@@ -152,11 +200,15 @@ def owner(kind, name, inspected):
     return "foreign", "neither the config key %s=%s nor the description %r" % (LXD_KEY, role, LXD_DESCRIPTION[kind])
 
 
-def decide(kind, name, inspected, host, variable=None, recorded=None, record=None):
+def decide(kind, name, inspected, host, variable=None, recorded=None, record=None, bridge=None):
     """What the role may do with the object named ``name`` on ``host``, and the refusal sentence.
 
     Returns ``{"owner": absent|ours|foreign, "remove": bool, "problem": str}``: ``remove`` says the
     object may be replaced or removed; ``problem`` is one sentence when the run must stop ("" else).
+
+    A lab network or tap (lab_network, lab_tap; ``bridge`` the bridge of its network): as a guest,
+    the fix being to free the name or rename the lab's object; ``marked`` says it carries the mark
+    (not only an earlier version's bridge).
 
     A guest (docker, podman, lxc, lxd): absent - the role creates it; ours - it may replace or
     remove it; foreign - refused, naming it and the fix (rename it, or set ``variable``, the role's
@@ -169,7 +221,18 @@ def decide(kind, name, inspected, host, variable=None, recorded=None, record=Non
     (it was replaced since).
     """
     _kind(kind)
-    state, why = owner(kind, name, inspected)
+    state, why = owner(kind, name, inspected, bridge=bridge)
+    if kind in LAB:
+        problem = ""
+        if state == "foreign":
+            problem = ("%s %s on host %s was not created by the testbed (%s): free the name (%s) or give the "
+                       "lab's %s another name in %s." % (NOUN[kind], name, host, why, FREE[kind].format(name=name),
+                                                          NOUN[kind].split(" ")[-1], variable or VARIABLE[kind]))
+            problem = problem[0].upper() + problem[1:]
+        marked = state == "ours" and (
+            (inspected.get("Labels") or {}).get(LABEL) == ROLE[kind] if kind == "lab_network"
+            else inspected.get("ifalias") == TAP_ALIAS)
+        return {"owner": state, "remove": state == "ours", "problem": problem, "marked": marked}
     if kind in GUESTS:
         problem = ""
         if state == "foreign":
@@ -188,3 +251,31 @@ def decide(kind, name, inspected, host, variable=None, recorded=None, record=Non
                    "of that name: remove that record if the %s is yours (the testbed then leaves it), or remove "
                    "the %s yourself." % (NOUN[kind], name, host, why, record or "the role's state", what, what))
     return {"owner": state, "remove": bool(recorded) and state == "ours", "problem": problem}
+
+
+def lab_objects(networks, taps, inspected, links, host):
+    """The ownership of the lab's networks and taps on ``host``, and the sentences refusing the others.
+
+    ``networks``: lab_network_networks (``{name, bridge, ...}``); ``taps``: lab_network_taps
+    (``{name, network}``); ``inspected``: the network of each name as ``docker network inspect``
+    gives it, a mapping by name or community.docker.docker_network_info's loop results (``item``,
+    ``network``); ``links``: ``ip -j link show``. Returns ``{"networks": {name: decision},
+    "taps": {name: decision}, "problems": [sentence, ...]}``, a decision being :func:`decide`'s.
+    """
+    if isinstance(inspected, list):
+        inspected = dict(((r.get("item") or {}).get("name"), r.get("network")) for r in inspected if isinstance(r, dict))
+    if not isinstance(inspected, dict):
+        raise OwnershipError("the inspected networks are neither a mapping by name nor loop results: %r" % (inspected,))
+    bridges = {}
+    out = {"networks": {}, "taps": {}, "problems": []}
+    for network in networks or []:
+        bridges[network["name"]] = network.get("bridge")
+        decision = decide("lab_network", network["name"], inspected.get(network["name"]), host,
+                          bridge=network.get("bridge"))
+        out["networks"][network["name"]] = decision
+    by_name = dict((link.get("ifname"), link) for link in links or [] if isinstance(link, dict))
+    for tap in taps or []:
+        decision = decide("lab_tap", tap["name"], by_name.get(tap["name"]), host, bridge=bridges.get(tap.get("network")))
+        out["taps"][tap["name"]] = decision
+    out["problems"] = [d["problem"] for kind in ("networks", "taps") for d in out[kind].values() if d["problem"]]
+    return out

@@ -148,6 +148,59 @@ def test_sigint_mid_point_then_rerun(results):
     assert left.returncode != 0, "httperf still running after the rerun"
 
 
+DIRECTOR_SSH = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                "-o", "LogLevel=ERROR", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2222", "root@127.0.0.1"]
+# Another service on the director, not the testbed's (a keepalived or kube-proxy one on a real director):
+# a table entry on a lab address, never sent traffic.
+FOREIGN_SERVICE = "-t 10.250.1.99:8080"
+
+
+def on_director(command):
+    return sh(*DIRECTOR_SSH, command).stdout
+
+
+def hosts_state():
+    """What the run changes and its cleanup must put back: the director's whole IPVS table, NAT rules,
+    addresses, forwarding and boot unit; every real server's routes, addresses and ARP sysctls."""
+    state = {"lvs-director": on_director(
+        "ipvsadm -Sn; echo; iptables -t nat -S; echo; ip -4 -o addr show | awk '{print $2, $4}'; echo;"
+        " sysctl -n net.ipv4.ip_forward; ls /etc/systemd/system /etc/sysctl.d /etc/modules-load.d | grep -i lvs; true")}
+    for web in ("lvs-web1", "lvs-web2", "lvs-web3"):
+        state[web] = sh("docker", "exec", web, "sh", "-c",
+                        "ip route show; echo; ip -4 -o addr show | awk '{print $2, $4}'; echo;"
+                        " cat /proc/sys/net/ipv4/conf/all/arp_ignore /proc/sys/net/ipv4/conf/all/arp_announce").stdout
+    return state
+
+
+def test_ctrl_c_then_absent_leaves_the_hosts_as_before(results):
+    """An interrupted run leaves the director and the real servers configured (no cleanup ran);
+    -e testbed_state=absent puts back exactly the state before the run, another service included."""
+    up = subprocess.run([os.path.join(BIN, "ansible-playbook"), "playbooks/lvs-lab-up.yml", "-i", "inventories/lab"],
+                        cwd=ROOT, capture_output=True, text=True, timeout=3600,
+                        env=dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1"))
+    assert up.returncode == 0, explain(up.returncode, up.stdout, up.stderr)
+    on_director(f"ipvsadm -A {FOREIGN_SERVICE} -s rr")
+    try:
+        before = hosts_state()
+        assert "10.250.1.99:8080" in before["lvs-director"]
+
+        def interrupt(proc):
+            proc.send_signal(signal.SIGINT)
+        rc, out = run_with_fault(results, interrupt)
+        assert rc != 0, explain(rc, out)
+        left = hosts_state()
+        # The interrupted run left its setup in place; else there would be nothing to check below.
+        assert left["lvs-director"] != before["lvs-director"], "the interrupted run left no service on the director"
+        assert all(left[web] != before[web] for web in ("lvs-web1", "lvs-web2", "lvs-web3")), left
+
+        proc = fault_run.start("playbooks/lvs-compare.yml", results, ["-e", "testbed_state=absent"])
+        out, _ = proc.communicate(timeout=1500)
+        assert proc.returncode == 0, out[-4000:]
+        assert hosts_state() == before
+    finally:
+        on_director(f"ipvsadm -D {FOREIGN_SERVICE} 2>/dev/null; true")
+
+
 def test_results_on_a_full_filesystem(tmp_path):
     mount = tmp_path / "small"
     mount.mkdir()

@@ -9,6 +9,7 @@ from ansible.module_utils.testbed_guest_ownership import (
     LXC_MARKER,
     OwnershipError,
     decide,
+    lab_objects,
     lxc_marker,
     owner,
     render_lxc_marker,
@@ -192,3 +193,68 @@ def test_the_filter_gives_the_decision_and_an_ansible_error_for_bad_arguments():
     assert flt["lxc_guest_marker"]("cc-lxc") == render_lxc_marker("cc-lxc")
     with pytest.raises(AnsibleFilterError, match="guest_ownership: kind 'rkt'"):
         flt["guest_ownership"](None, "rkt", "x", "h")
+
+
+# -- the lab's Docker networks and taps (role lab_network) ------------------------------------------
+
+LAB_NETS = [{"name": "testbed-cc", "bridge": "tb-cc", "subnet": "10.253.0.0/24"}]
+LAB_TAPS = [{"name": "tb-cc-tap", "network": "testbed-cc"}]
+
+
+def docker_net(labels=None, bridge="tb-cc", masquerade="false"):
+    options = {"com.docker.network.bridge.name": bridge, "com.docker.network.bridge.enable_ip_masquerade": masquerade}
+    return {"Name": "testbed-cc", "Id": "ab" * 32, "Labels": labels if labels is not None else {}, "Options": options}
+
+
+def test_a_labelled_lab_network_is_the_testbeds_and_marked():
+    got = decide("lab_network", "testbed-cc", docker_net({"org.testbed.role": "lab_network"}), "h", bridge="tb-cc")
+    assert got == {"owner": "ours", "remove": True, "problem": "", "marked": True}
+
+
+def test_an_earlier_versions_network_counts_by_its_bridge_but_is_not_marked():
+    got = decide("lab_network", "testbed-cc", docker_net(), "h", bridge="tb-cc")
+    assert got["owner"] == "ours" and got["remove"] and not got["marked"]
+
+
+@pytest.mark.parametrize("net, why", [
+    (docker_net(bridge="br-other"), "no label org.testbed.role=lab_network and its bridge is 'br-other'"),
+    (docker_net(masquerade="true"), "no label org.testbed.role=lab_network"),
+    (docker_net({"org.testbed.role": "nfv"}), "its label org.testbed.role is 'nfv', not lab_network"),
+])
+def test_someone_elses_lab_network_is_refused_by_name(net, why):
+    got = decide("lab_network", "testbed-cc", net, "bench1", bridge="tb-cc")
+    assert got["owner"] == "foreign" and not got["remove"]
+    assert got["problem"].startswith("Docker network testbed-cc on host bench1 was not created by the testbed (" + why)
+    assert "docker network rm testbed-cc" in got["problem"] and "lab_network_networks" in got["problem"]
+
+
+@pytest.mark.parametrize("link, state", [
+    ({"ifname": "tb-cc-tap", "ifalias": "testbed:lab_network", "master": "tb-cc"}, "ours"),
+    ({"ifname": "tb-cc-tap", "master": "tb-cc"}, "ours"),                     # an earlier version's, by its bridge
+    ({"ifname": "tb-cc-tap"}, "foreign"),
+    ({"ifname": "tb-cc-tap", "master": "br0"}, "foreign"),
+    ({"ifname": "tb-cc-tap", "ifalias": "vm uplink", "master": "tb-cc"}, "foreign"),
+    (None, "absent"),
+])
+def test_a_taps_owner(link, state):
+    assert decide("lab_tap", "tb-cc-tap", link, "h", bridge="tb-cc")["owner"] == state
+
+
+def test_lab_objects_reads_the_modules_loop_results_and_collects_every_problem():
+    results = [{"item": LAB_NETS[0], "exists": True, "network": docker_net(bridge="br-x")}]
+    links = [{"ifname": "lo"}, {"ifname": "tb-cc-tap", "master": "br0"}]
+    got = lab_objects(LAB_NETS, LAB_TAPS, results, links, "bench1")
+    assert got["networks"]["testbed-cc"]["owner"] == "foreign" and got["taps"]["tb-cc-tap"]["owner"] == "foreign"
+    assert [p.split(" (")[0] for p in got["problems"]] == [
+        "Docker network testbed-cc on host bench1 was not created by the testbed",
+        "Tap device tb-cc-tap on host bench1 was not created by the testbed"]
+    none = lab_objects(LAB_NETS, LAB_TAPS, [{"item": LAB_NETS[0], "exists": False, "network": None}], [], "h")
+    assert none["problems"] == [] and none["networks"]["testbed-cc"]["owner"] == "absent"
+    with pytest.raises(OwnershipError, match="neither a mapping"):
+        lab_objects(LAB_NETS, LAB_TAPS, "x", [], "h")
+
+
+def test_the_lab_network_filter_wraps_errors():
+    flt = filters.FilterModule().filters()
+    with pytest.raises(AnsibleFilterError, match="lab_network_ownership: the inspected networks"):
+        flt["lab_network_ownership"]("x", [], LAB_NETS, LAB_TAPS, "h")
