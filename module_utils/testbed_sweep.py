@@ -418,7 +418,8 @@ def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_
 
 # The watchdog around a load (filter workload_watch_argv): a POSIX sh that starts the load in the
 # background, probes each target every interval (ping, or a TCP connect through bash's /dev/tcp when the
-# target has a port) and, after ``misses`` rounds in a row with a target silent, stops the load (TERM to
+# target has a port, or for a block device - an address that is a path - one direct 4 KiB read at a random
+# place, not waited for beyond the probe timeout: a volume whose storage went away hangs its reads) and, after ``misses`` rounds in a row with a target silent, stops the load (TERM to
 # its timeout, which passes it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
 # A target that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
 # line saying so; with none left the load runs alone (exec).
@@ -429,16 +430,34 @@ WATCH_SCRIPT = r"""iv=$1 max=$2 pt=$3; shift 3
 stop= load=
 trap 'stop=1; [ -z "$load" ] || kill -TERM "$load" 2>/dev/null' TERM INT HUP
 probe() {
-  if [ -n "$2" ]; then timeout "$pt" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
-  else ping -n -q -c 1 -W "$pt" "$1" >/dev/null 2>&1; fi
+  case $1 in
+  /*)
+    at=0; [ "${2:-0}" -gt 1 ] && at=$(( $(od -An -N4 -tu4 /dev/urandom) % $2 ))
+    dd if="$1" of=/dev/null bs=4096 count=1 skip="$at" iflag=direct status=none </dev/null >/dev/null 2>&1 & d=$!
+    w=0
+    while kill -0 "$d" 2>/dev/null; do
+      [ "$w" -lt $((pt * 10)) ] || return 1
+      sleep 0.1; w=$((w + 1))
+    done
+    wait "$d";;
+  *)
+    if [ -n "$2" ]; then timeout "$pt" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null
+    else ping -n -q -c 1 -W "$pt" "$1" >/dev/null 2>&1; fi;;
+  esac
 }
 n=0
 while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
-  if [ -n "$3" ]; then what=bash; else what=ping; fi
+  p=$3
+  case $2 in
+  /*) what=dd  # a device: its size in 4 KiB blocks, read while it answers (the probes' reads go anywhere in it)
+      p=$(( $(timeout "$pt" blockdev --getsize64 "$2" 2>/dev/null || timeout "$pt" stat -L -c %s "$2" 2>/dev/null \
+              || echo 0) / 4096 ));;
+  *) if [ -n "$3" ]; then what=bash; else what=ping; fi;;
+  esac
   if ! command -v "$what" >/dev/null 2>&1; then
     echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): no $what where the load runs" >&2
-  elif probe "$2" "$3"; then
-    eval "t_name_$n=\$1 t_addr_$n=\$2 t_port_$n=\$3"; n=$((n + 1))
+  elif probe "$2" "$p"; then
+    eval "t_name_$n=\$1 t_addr_$n=\$2 t_port_$n=\$p"; n=$((n + 1))
   else
     echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): it did not answer before the load" >&2
   fi
@@ -460,7 +479,8 @@ load=$!
     down= i=0
     while [ "$i" -lt "$n" ]; do
       eval "name=\$t_name_$i addr=\$t_addr_$i port=\$t_port_$i"
-      probe "$addr" "$port" || down="$down $name ($addr${port:+ port $port})"
+      case $addr in /*) shown=$addr;; *) shown="$addr${port:+ port $port}";; esac
+      probe "$addr" "$port" || down="$down $name ($shown)"
       i=$((i + 1))
     done
     if [ -n "$down" ]; then bad=$((bad + 1)); else bad=0; fi
@@ -486,7 +506,8 @@ def workload_watch_argv(targets, interval_s=5, misses=2, probe_timeout_s=2):
     """The argv prefix that puts a load under the watchdog (WATCH_SCRIPT); ``[]`` without targets.
 
     ``targets``: ``[{name, address, port?}]`` - the hosts and guests the load needs, probed from where
-    the load runs (ping, or TCP to ``port``). A target silent ``misses`` rounds in a row, ``interval_s``
+    the load runs (ping, or TCP to ``port``; an ``address`` that is an absolute path is a block device
+    the load uses, probed with one direct read: its storage over the network). A target silent ``misses`` rounds in a row, ``interval_s``
     apart (each probe bounded by ``probe_timeout_s``), stops the load: found within ``misses`` x
     ``interval_s`` plus one probe, not at the tool's own timeout."""
     fname = "workload_watch_argv"
@@ -506,6 +527,9 @@ def workload_watch_argv(targets, interval_s=5, misses=2, probe_timeout_s=2):
         if address.startswith("-") or any(c.isspace() for c in address):
             _fail(fname, f"the address of target {target.get('name')!r} is not a host name or IP address: {address!r}")
         port = target.get("port")
+        if address.startswith("/") and port not in (None, ""):
+            _fail(fname, f"target {target.get('name')!r} is a device ({address}), which is read, not connected to: "
+                         f"give it no port")
         if port in (None, ""):
             port = ""
         else:

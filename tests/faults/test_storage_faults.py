@@ -80,6 +80,48 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
     assert not os.path.exists(os.path.join(STATE, "storage-lab.pid"))
 
 
+# --- network access (the study's topology): fio in the client VM, the zvol over iSCSI ------------------------------
+# 60 s of fio, so that its deadline (3 x 60 + 60 s) is far from the watchdog's detection (two silent probes of the
+# client VM's data disk, 5 s apart, each waiting 10 s for its read).
+NETWORK = [a if a != "storage_compare_access=local" else "storage_compare_access=network" for a in SHORT] + [
+    "-e", "storage_compare_fio_runtime_s=60"]
+
+
+def test_storage_vm_killed_during_a_network_fio_point(tmp_path):
+    """The storage VM killed 3 s into fio in the client VM: the target is gone, the client's reads hang; the
+    watchdog stops fio (not its deadline), the point is a fault naming the storage node, which is booted and
+    built again, the point measured again: every point valid, nothing of the lab left."""
+    results = tmp_path / "results"
+    killed = []
+
+    def kill_vm():
+        with open(os.path.join(STATE, "storage-lab.pid")) as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+    in_point = []
+
+    def trigger(line):
+        if FIO_POINT in line:
+            in_point.append(line)
+        return bool(in_point) and FIO_LOAD in line
+    proc = fault_run.start("playbooks/storage-compare.yml", results, NETWORK)
+    rc, output = fault_run.run_with_fault(proc, results, trigger, lambda _proc: kill_vm(), 3, 5400)
+    assert killed, output[-4000:]
+    assert rc == 0, output[-4000:]
+    # stopped by the watchdog, not at its deadline
+    assert "the watchdog stopped the load" in output and "did not answer 2 probes 5 s apart" in output, output[-6000:]
+    assert "exceeded its deadline" not in output
+    docs = fault_run.run_docs(results, "storage_compare")
+    faults = [d for d in docs.values() if d.get("verdict") == "fault"]
+    points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
+    assert len(faults) == 1, output[-4000:]
+    assert "storage" in " ".join(e["component"] for e in faults[0]["evidence"]), faults[0]["evidence"]
+    assert len(points) == 2 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
+    qemu = subprocess.run(["pgrep", "-f", "qemu-system.*(storage-lab|testbed-storage-client)"], capture_output=True, text=True)
+    assert qemu.stdout.strip() == "", "a storage or client VM is still running"
+
+
 # --- a rebuild point (issue #24): ZFS only, one rebuild of 64 MB, no fidelity pairs -------------------------------
 REBUILD = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["rebuild"]}',
            "-e", '{"storage_compare_rebuild_used_mb": [64]}', "-e", "storage_compare_fidelity=false",

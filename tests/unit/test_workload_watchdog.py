@@ -147,3 +147,59 @@ def test_the_script_is_posix_sh():
     argv = workload_watch_argv([{"address": "127.0.0.1"}])
     proc = subprocess.run(["/bin/dash", "-n", "-c", argv[2]], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+# -- a block device the load uses (storage over the network): one direct read, not waited for beyond the timeout --
+
+def test_a_device_target_is_read_not_connected_to():
+    argv = workload_watch_argv([{"name": "storage-vm", "address": "/dev/disk/by-id/virtio-tb-data"}], 5, 2, 10)
+    assert argv[3:] == ["testbed-watchdog", "5", "2", "10", "storage-vm", "/dev/disk/by-id/virtio-tb-data", "", "--"]
+    with pytest.raises(AnsibleFilterError, match="is a device .* give it no port"):
+        workload_watch_argv([{"name": "storage-vm", "address": "/dev/vdb", "port": 3260}])
+
+
+def release(fifo):
+    """End a read that waits on the FIFO (a probe left behind): open it for writing, then close it."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass                             # no reader left
+
+
+def test_a_device_whose_reads_hang_stops_the_load(tmp_path):
+    """The volume answers (a file read with O_DIRECT) until the load runs, then its reads hang (the link
+    now names a FIFO nobody writes: open blocks as a read of a volume whose target died does)."""
+    volume = tmp_path / "volume"
+    volume.write_bytes(os.urandom(1 << 20))
+    fifo = tmp_path / "dead"
+    os.mkfifo(fifo)
+    device = tmp_path / "tb-data"
+    device.symlink_to(volume)
+    started = tmp_path / "started"
+    argv = workload_watch_argv([{"name": "storage-vm", "address": str(device)}], 1, 2, 1)
+    proc = subprocess.Popen(argv + ["timeout", "-k", "3", "300", "sh", "-c", f"touch {started}; exec sleep 300"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(started, proc)
+        tmp = tmp_path / "tb-data.new"
+        tmp.symlink_to(fifo)
+        os.replace(tmp, device)          # the storage is gone: every later read waits
+        _, err = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for _ in range(3):
+            release(fifo)
+    assert proc.returncode != 0
+    finding = watchdog_finding(err)
+    assert finding and finding.endswith(f"s in: storage-vm ({device}) did not answer 2 probes 1 s apart"), err
+
+
+def test_a_device_that_answers_is_never_missed(tmp_path):
+    volume = tmp_path / "volume"
+    volume.write_bytes(os.urandom(1 << 20))
+    # a probe may take 30 s on a busy machine: a volume that answers is never missed
+    argv = workload_watch_argv([{"name": "storage-vm", "address": str(volume)}], 1, 2, 30)
+    proc = subprocess.run(argv + ["sh", "-c", "sleep 3; echo measured"], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "measured\n", "")
