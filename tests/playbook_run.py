@@ -309,21 +309,90 @@ def start_server(argv, port, what, deadline_s=60):
     raise AssertionError("%s did not start: %s" % (what, proc.stderr.read().decode()))
 
 
+# The report's Markdown file in a run directory (module_utils/testbed_report_make.py writes it there);
+# the one place the tests name it.
+REPORT_FILE = "report.md"
+
+
+def run_dirs(results, experiment, empty=False):
+    """The run directories of ``experiment`` under ``results``, sorted: each directory there that holds a
+    run file, as the result store tells a run (``testbed_results.RUN_FILE``, the test of ``open_run``'s
+    ``_existing_runs``), never by a pattern on file names.
+
+    ``empty=True`` lists a directory without a run file too (to the store it is not a run: one whose
+    run file was never written, which the store must not leave behind). Hidden names (the
+    experiment's results lock) are never a run.
+    """
+    from ansible.module_utils.testbed_results import RUN_FILE
+
+    base = os.path.join(str(results), experiment)
+    found = []
+    for name in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+        path = os.path.join(base, name)
+        if not name.startswith(".") and os.path.isdir(path) \
+                and (empty or os.path.isfile(os.path.join(path, RUN_FILE))):
+            found.append(path)
+    return found
+
+
+def only_run_dir(results, experiment):
+    """The run directory of ``experiment``'s single run under ``results`` (:func:`run_dirs`); asserts there is
+    exactly one, the message listing the runs found (or, when there is none, what the experiment's
+    directory holds)."""
+    found = run_dirs(results, experiment)
+    if len(found) != 1:
+        base = os.path.join(str(results), experiment)
+        held = sorted(os.listdir(base)) if os.path.isdir(base) else "no such directory"
+        raise AssertionError(f"expected exactly one run of {experiment} under {results}, found {len(found)}: "
+                             f"{found or held}")
+    return found[0]
+
+
+def run_file(results, experiment):
+    """The run file (run.json) of ``experiment``'s single run under ``results`` (:func:`only_run_dir`), read by
+    the result store (``testbed_results.load_run_file``: a file that is not a run file fails)."""
+    from ansible.module_utils.testbed_results import load_run_file
+
+    return load_run_file(only_run_dir(results, experiment))
+
+
+def report_text(results, experiment):
+    """The text of the Markdown report (:data:`REPORT_FILE`) of ``experiment``'s single run under ``results``
+    (:func:`only_run_dir`)."""
+    with open(os.path.join(only_run_dir(results, experiment), REPORT_FILE), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def run_files(run_dir):
+    """The JSON files of one run directory, sorted: its run file, its index and every ``<name>.json`` beside
+    them, as the report reads them (``testbed_results.read_run_dir``; hidden temp files left out), never by a
+    pattern on file names."""
+    from ansible.module_utils.testbed_results import INDEX_FILE, RUN_FILE, read_run_dir
+
+    names = [entry["name"] for entry in read_run_dir(run_dir)["files"]]
+    names += [name for name in (RUN_FILE, INDEX_FILE) if os.path.isfile(os.path.join(run_dir, name))]
+    return sorted(os.path.join(run_dir, name) for name in names)
+
+
+def superseded_path(run_dir, point_id, number=1):
+    """Where the store keeps the ``number``-th superseded document of the point ``point_id`` of the run in
+    ``run_dir`` (``testbed_results_store.supersede``: ``superseded/<point_id>.<number>/<point_id>.json``)."""
+    from ansible.module_utils.testbed_results_store import SUPERSEDED_DIR
+
+    return os.path.join(run_dir, SUPERSEDED_DIR, f"{point_id}.{number}", point_id + ".json")
+
+
 def point_documents(results, experiment):
     """Every point document of every run of ``experiment`` under ``results``, read through the result store.
 
-    Each run directory is read as the report reads it (``testbed_results.load_run``: run.json's
-    plan, then each planned point's document), never by a pattern on file names; a run directory
-    without run.json is skipped.
+    Each run directory (:func:`run_dirs`) is read as the report reads it (``testbed_results.load_run``:
+    run.json's plan, then each planned point's document), never by a pattern on file names.
     """
     from ansible.module_utils.testbed_results import load_run
 
-    base = os.path.join(str(results), experiment)
     docs = []
-    for run_id in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        run_dir = os.path.join(base, run_id)
-        if os.path.isfile(os.path.join(run_dir, "run.json")):
-            docs.extend(load_run(run_dir)["docs"])
+    for run_dir in run_dirs(results, experiment):
+        docs.extend(load_run(run_dir)["docs"])
     return docs
 
 

@@ -16,13 +16,13 @@ Needs root and dockerd (scripts/ensure-dockerd.sh); a few minutes (the KVM case 
 Not part of `make test`.
 """
 
-import glob
 import os
 import signal
 import subprocess
 import time
 
 import fault_run
+from playbook_run import report_text
 
 STATE = "/var/lib/testbed/lab"
 LXC_PATH = "/var/lib/lxc"   # roles/runtime_lxc: runtime_lxc_lxc_path
@@ -64,7 +64,7 @@ def assert_recovered(results, output, guest):
         [f["evidence"] for f in faults.values()]
     assert len(points) == 4 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
     assert f"Lab fault: guest {guest}" in output, output[-4000:]
-    report = open(glob.glob(os.path.join(str(results), "container_compare", "*", "report.md"))[0]).read()
+    report = report_text(results, "container_compare")
     assert "detected and recovered" in report and guest in report
 
 
@@ -90,7 +90,7 @@ def test_docker_guest_killed_mid_point(tmp_path):
     assert all(any("cc-docker" in e["component"] for e in f["evidence"]) for f in faults), [f["evidence"] for f in faults]
     assert len(points) == 4 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
     assert "Lab fault: guest cc-docker" in output
-    report = open(glob.glob(os.path.join(str(results), "container_compare", "*", "report.md"))[0]).read()
+    report = report_text(results, "container_compare")
     assert "detected and recovered" in report
     left = subprocess.run(["docker", "ps", "-a", "--filter", "name=cc-docker", "-q"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "the guest was left behind after cleanup"

@@ -12,7 +12,6 @@ root; takes several minutes per case. Not part of `make test`.
 Traffic goes only to the lab's own addresses.
 """
 
-import glob
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ import ansible.module_utils
 import fault_run
 import pytest
 from playbook_run import ROOT as _ROOT
-from playbook_run import explain
+from playbook_run import explain, only_run_dir, report_text, run_dirs
 
 if os.path.join(_ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(_ROOT, "module_utils"))
@@ -66,7 +65,7 @@ def assert_fault_recorded(results, output, component):
     """
     assert f"Lab fault: {component}" in output, output[-3000:]
     assert "Pass 2: measuring again" in output
-    report = open(glob.glob(os.path.join(str(results), "lvs_compare", "*", "report.md"))[0]).read()
+    report = report_text(results, "lvs_compare")
     assert "Lab faults in the last sweep: 1 detected and recovered" in report and component in report
     faults = [d for d in run_docs(results).values() if d.get("verdict") == "fault"]
     assert all(f["evidence"][0]["component"] == component for f in faults)
@@ -78,7 +77,7 @@ def assert_complete_and_real(results, output):
     assert set(points) == {"rr__num_conns-1000_rate-50__rep1", "wrr__num_conns-1000_rate-50__rep1"}, output[-3000:]
     for ident, doc in points.items():
         assert doc["valid"] is True, (ident, doc["reasons"])
-    for run_dir in glob.glob(os.path.join(str(results), "lvs_compare", "*")):
+    for run_dir in run_dirs(results, "lvs_compare", empty=True):
         assert leftover_temp_files(run_dir) == []
     return docs
 
@@ -139,7 +138,7 @@ def test_sigint_mid_point_then_rerun(results):
     assert rc != 0
     before = run_docs(results)
     assert all(d["valid"] for d in before.values())       # nothing half-measured was stored
-    run_dir = glob.glob(os.path.join(str(results), "lvs_compare", "*"))[0]
+    run_dir = only_run_dir(results, "lvs_compare")
     again = start_sweep(results, "-e", f"testbed_run_id={os.path.basename(run_dir)}")
     out2, _ = again.communicate(timeout=1500)
     assert again.returncode == 0, out2[-4000:]

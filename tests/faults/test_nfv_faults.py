@@ -13,7 +13,6 @@ Needs root and dockerd (scripts/ensure-dockerd.sh); about 5 minutes a case. Not 
 Traffic stays inside the chain's own Docker networks.
 """
 
-import glob
 import json
 import os
 import signal
@@ -21,7 +20,7 @@ import subprocess
 import time
 
 import fault_run
-from playbook_run import explain
+from playbook_run import explain, report_text, run_dirs
 
 # A chain of its own (name, subnets, bridges): a fault case never touches a chain another run keeps
 # on the same Docker host (the default chain is nfv on 10.231.0.0/16, bridges nfv-*).
@@ -83,7 +82,7 @@ def assert_fault_recovered(results, output, component):
     assert any(component in e["component"] for e in evidence), evidence
     assert f"Lab fault: {component}" in output, output[-4000:]
     assert "Pass 2: measuring again 1 point(s)" in output
-    report = open(glob.glob(os.path.join(str(results), "nfv_chain", "*", "report.md"))[0]).read()
+    report = report_text(results, "nfv_chain")
     assert "Lab faults in the last sweep: 1 detected and recovered" in report and component in report
 
 
@@ -218,7 +217,7 @@ def test_sigint_mid_iperf3_then_rerun(tmp_path):
     with open(os.path.join(str(tmp_path), "sigint.json"), "w") as handle:   # what was seen, for a look afterwards
         json.dump({"first_rc": rc, "left": left, "decoys": decoys, "seen": seen, "rerun_rc": rc2}, handle, indent=1)
     assert rc2 == 0, explain(rc2, out2)
-    runs = glob.glob(os.path.join(str(results), "nfv_chain", "*", "run.json"))
+    runs = run_dirs(results, "nfv_chain")
     assert len(runs) == 1, ("the rerun started a new run instead of resuming", runs)
     assert all(seen["leftovers"].values()), ("the first run's iperf3 was gone before the rerun looked", seen)
     task = out2.split("TASK [nfv_measure : Stop the load an interrupted run left in the client container", 1)[1]

@@ -31,6 +31,7 @@ import subprocess
 
 import fault_run
 import pytest
+from playbook_run import report_text, run_dirs
 
 STATE = "/var/lib/testbed/lab"
 SHORT = ["-e", '{"storage_compare_variants": ["zfs"]}', "-e", '{"storage_compare_workloads": ["fio"]}',
@@ -72,7 +73,7 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
     components = " ".join(e["component"] for e in faults[0]["evidence"])
     assert "storage" in components, faults[0]["evidence"]
     assert len(points) == 2 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
-    report = open(glob.glob(os.path.join(str(results), "storage_compare", "*", "report.md"))[0]).read()
+    report = report_text(results, "storage_compare")
     assert "detected and recovered" in report
     # nothing of the lab left behind by the cleanup
     qemu = subprocess.run(["pgrep", "-f", "qemu-system.*storage-lab"], capture_output=True, text=True)
@@ -204,12 +205,12 @@ def test_storage_vm_killed_during_a_rebuild(tmp_path):
     ident, _ = assert_rebuild_point_valid(results, output)
     assert ident.startswith("zfs__") and "rebuild" in ident
     assert_nothing_of_the_lab_left()
-    run_dirs = glob.glob(os.path.join(str(results), "storage_compare", "*", "run.json"))
+    runs = run_dirs(results, "storage_compare")
 
     rc2, output2 = rerun(results)
     assert rc2 == 0, output2[-4000:]
     assert "Nothing to do: every point of this run is measured." in output2, output2[-4000:]
-    assert glob.glob(os.path.join(str(results), "storage_compare", "*", "run.json")) == run_dirs   # resumed, not new
+    assert run_dirs(results, "storage_compare") == runs   # resumed, not new
     assert "TASK [lab_vm : Start qemu" not in output2                   # nothing built, no VM booted
     assert_rebuild_point_valid(results, output2)
     assert_nothing_of_the_lab_left()
@@ -237,12 +238,12 @@ def test_sigint_during_a_rebuild_then_rerun(tmp_path, moment):
     assert rc == 99, output[-4000:]                       # README: interrupted (Ctrl-C)
     assert "User interrupted execution" in output
     assert not run_docs(results), "the interrupted point was stored"
-    run_dirs = glob.glob(os.path.join(str(results), "storage_compare", "*", "run.json"))
-    assert len(run_dirs) == 1
+    runs = run_dirs(results, "storage_compare")
+    assert len(runs) == 1
 
     rc2, output2 = rerun(results)
     assert rc2 == 0, output2[-4000:]
-    assert glob.glob(os.path.join(str(results), "storage_compare", "*", "run.json")) == run_dirs   # resumed, not new
+    assert run_dirs(results, "storage_compare") == runs   # resumed, not new
     assert first_result(output2, "TASK [lab_vm : Start qemu").startswith("skipping:")   # the running VM reused
     if moment == "put_back":
         # the interrupted attempt's put-back and done marks were there, and removed before the new timer

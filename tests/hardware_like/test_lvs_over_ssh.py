@@ -14,14 +14,13 @@ takes several minutes. Not part of `make test`. Traffic goes only to the lab's
 own addresses.
 """
 
-import glob
 import json
 import os
 import re
 import subprocess
 import sys
 
-from playbook_run import explain, play, stored_documents
+from playbook_run import explain, only_run_dir, play, run_file, stored_documents
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -74,9 +73,8 @@ def test_lvs_sweep_through_ssh_only_hosts(tmp_path):
         assert set(doc["environment"]["hosts"]) >= {"lvs-ssh-director", "lvs-ssh-web1", "lvs-ssh-client1"}
         # Every real server took part (the director's counters, per real server).
         assert all(doc["metrics"][f"ipvs_conns_lvs-ssh-web{i}"] > 0 for i in (1, 2, 3)), doc["metrics"]
-    run_dir = glob.glob(os.path.join(str(results), "lvs_compare", "*"))[0]
-    with open(os.path.join(run_dir, "run.json")) as handle:
-        assert "hardware" in json.dumps(json.load(handle))
+    run_dir = only_run_dir(results, "lvs_compare")
+    assert "hardware" in json.dumps(run_file(results, "lvs_compare"))
 
     # The same run again: nothing to measure, exit 0.
     rc, again = playbook("playbooks/lvs-compare.yml", "-i", "inventories/lab-ssh",

@@ -20,7 +20,7 @@ import sys
 import tarfile
 
 import pytest
-from playbook_run import BIN, ROOT, assert_ok, checked, play, project_env
+from playbook_run import BIN, ROOT, assert_ok, checked, play, project_env, run_file, stored_documents
 
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "fio", "randread_4k_qd32_libaio.json")
 
@@ -119,12 +119,10 @@ def test_a_playbook_by_fqcn_runs_outside_the_repository(installed):
     repo_paths = [path for path in env["ANSIBLE_COLLECTIONS_PATH"].split(":")
                   if os.path.realpath(path).startswith(ROOT + os.sep) and not os.path.realpath(path).startswith(venv)]
     assert "ANSIBLE_CONFIG" not in env and not repo_paths, repo_paths
-    [document_path] = [p for p in results.glob("collection_check/*/*.json")
-                       if p.name not in ("run.json", "index.json")]
-    document = json.loads(document_path.read_text())
+    [document] = stored_documents(results, "collection_check").values()
     assert document["metrics"]["read_iops"] > 0 and document["metrics"]["events_per_s"] > 0
     assert document["metrics"]["iops_mean"] == pytest.approx(document["metrics"]["read_iops"])
-    run = json.loads((document_path.parent / "run.json").read_text())
+    run = run_file(results, "collection_check")
     [invocation] = run["invocations"]
     assert invocation["testbed"]["source"] == "installed"
     assert invocation["testbed"]["version"] == json.loads(

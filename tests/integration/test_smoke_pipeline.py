@@ -7,7 +7,6 @@ Also checks the ad-hoc form `ansible localhost -m httperf_parse -a src=...`.
 """
 
 import csv
-import glob
 import json
 import os
 import socket
@@ -16,7 +15,7 @@ import sys
 
 import jsonschema
 import pytest
-from playbook_run import assert_ok, play, start_server
+from playbook_run import assert_ok, only_run_dir, play, report_text, run_dirs, start_server, stored_documents
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -58,10 +57,10 @@ def test_pipeline_httperf_to_report(web_server, tmp_path):
     smoke = ("tests/integration/smoke_httperf.yml", "-e", f"smoke_port={web_server}", "-e", f"smoke_results={results}")
     assert_ok(play(*smoke, env=ENV, timeout=300))
 
-    (run_dir,) = glob.glob(str(results / "smoke_httperf" / "*"))
+    run_dir = only_run_dir(results, "smoke_httperf")
     schema = jsonschema.Draft202012Validator(
         json.load(open(os.path.join(ROOT, "schemas", "result-point.schema.json"))))
-    docs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(run_dir, "loopback__*.json")))]
+    docs = [d for d in stored_documents(results, "smoke_httperf").values() if d["variant"] == "loopback"]
     assert [d["parameters"]["rate"] for d in docs] == [20, 40]
     for doc in docs:
         schema.validate(doc)
@@ -80,7 +79,7 @@ def test_pipeline_httperf_to_report(web_server, tmp_path):
     with open(os.path.join(run_dir, "results.csv"), newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert [int(float(r["rate"])) for r in rows] == [20, 40]
-    report = open(os.path.join(run_dir, "report.md")).read()
+    report = report_text(results, "smoke_httperf")
     assert "### `connection_rate_per_s`" in report
     for chart in ("connection_rate_per_s", "response_time_ms", "net_io_kb_s"):
         with open(os.path.join(run_dir, "charts", chart + ".png"), "rb") as handle:
@@ -89,7 +88,7 @@ def test_pipeline_httperf_to_report(web_server, tmp_path):
     # resumable: a second run finds nothing pending and measures nothing
     again = assert_ok(play(*smoke, env=ENV, timeout=300))
     assert "Run httperf against the loopback server" not in again.stdout
-    assert len(glob.glob(str(results / "smoke_httperf" / "*"))) == 1
+    assert len(run_dirs(results, "smoke_httperf")) == 1
 
 
 def run_adhoc(args):

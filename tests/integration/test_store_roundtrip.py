@@ -5,7 +5,6 @@ sysbench cpu load, result_store and result_run again (resume, then 0 pending),
 all on localhost, under a temporary directory.
 """
 
-import glob
 import json
 import os
 import shutil
@@ -13,7 +12,7 @@ import sys
 
 import jsonschema
 import pytest
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, only_run_dir, play, run_file
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.path.dirname(sys.executable)
@@ -30,13 +29,11 @@ def test_store_roundtrip_playbook(tmp_path):
                           timeout=300))
     assert "failed=0" in proc.stdout
 
-    runs = glob.glob(str(tmp_path / "store_roundtrip" / "*" / "run.json"))
-    assert len(runs) == 1, runs
-    run_dir = os.path.dirname(runs[0])
+    run_dir = only_run_dir(tmp_path, "store_roundtrip")
     point_schema = jsonschema.Draft202012Validator(load(os.path.join(ROOT, "schemas", "result-point.schema.json")))
     run_schema = jsonschema.Draft202012Validator(load(os.path.join(ROOT, "schemas", "run.schema.json")))
 
-    run = load(runs[0])
+    run = run_file(tmp_path, "store_roundtrip")
     assert list(run_schema.iter_errors(run)) == []
     assert run["report"]["title"] == "Store round trip"
     docs = [load(os.path.join(run_dir, p["point_id"] + ".json")) for p in run["plan"]]

@@ -7,7 +7,6 @@ repairs the service, and the next pass measures the point again. When
 recovery fails the playbook stops naming the component, after cleanup.
 """
 
-import glob
 import json
 import os
 import sys
@@ -44,8 +43,7 @@ def test_a_fault_is_stored_as_such_recovered_and_measured_again(tmp_path):
     assert "Lab fault: toy-service (service down during b__rep1); recovering." in proc.stdout
     assert "Pass 2: measuring again 1" in proc.stdout
     assert "Lab faults: 1 detected and recovered in this sweep (toy-service)" in proc.stdout
-    run_dir = os.path.dirname(glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "run.json"))[0])
-    report = open(os.path.join(run_dir, "report.md")).read()
+    report = playbook_run.report_text(tmp_path / "results", "fault_toy")
     assert "## Faults (re-measured)" in report and "Lab faults in the last sweep: 1 detected and recovered" in report
     # a rerun: complete, nothing measured
     again = play(tmp_path)
@@ -97,8 +95,7 @@ def test_a_sweep_without_faults_says_so_in_its_output_and_report(tmp_path):
     assert_ok(proc)
     assert set(docs(tmp_path)) == {"a__rep1", "b__rep1", "c__rep1"}
     assert "Lab faults: none in this sweep." in proc.stdout
-    run_dir = os.path.dirname(glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "run.json"))[0])
-    report = open(os.path.join(run_dir, "report.md")).read()
+    report = playbook_run.report_text(tmp_path / "results", "fault_toy")
     assert "Lab faults in the last sweep: none (the lab was probed" in report
     assert "## Faults" not in report and "detected and recovered" not in report
 
@@ -144,7 +141,8 @@ def test_exit_status_says_how_the_run_ended(tmp_path):
     assert exit_line(fixed).startswith("Exit status 0 (complete): every one of the 3 points")
     found = docs(tmp_path)
     assert found["c__rep1"]["valid"] is True and found["a__rep1"]["valid"] is True
-    (superseded,) = glob.glob(str(tmp_path / "results" / "fault_toy" / "*" / "superseded" / "c__rep1.1" / "c__rep1.json"))
+    superseded = playbook_run.superseded_path(playbook_run.only_run_dir(tmp_path / "results", "fault_toy"), "c__rep1", 1)
+    assert os.path.isfile(superseded), superseded
     assert json.load(open(superseded))["valid"] is False
 
 
@@ -184,8 +182,8 @@ def test_the_play_host_itself_stopping_is_a_fault_and_cleanup_runs_when_it_stays
     assert stuck.returncode == 11, why(stuck)
     assert "Recovery failed: " in stuck.stdout and "fault-toy-guest" in exit_line(stuck) + stuck.stdout
     assert (gone / "state" / "cleaned").exists()
-    (report,) = glob.glob(str(gone / "results" / "fault_toy" / "*" / "report.md"))   # with what was measured (a)
-    assert "a" in open(report).read()
+    report = playbook_run.report_text(gone / "results", "fault_toy")   # with what was measured (a)
+    assert "a" in report
 
 
 def test_a_point_that_fails_with_the_testbed_sound_stops_naming_the_task(tmp_path):

@@ -27,8 +27,10 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
-from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402 (after the path above)
+from ansible.module_utils.testbed_results import LOCK_FILE  # noqa: E402 (after the path above)
+from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402
 from playbook_run import explain, follow, stored_documents  # noqa: E402
+from playbook_run import run_dirs as _run_dirs  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'testbed_repetitions=1', '-e', 'cpu_scaling_max_prime=2000']
@@ -84,7 +86,8 @@ def wait_until(check, timeout_s=120):
 
 
 def run_dirs(results):
-    return glob.glob(os.path.join(str(results), "cpu_scaling", "*"))
+    """The run's directories, a directory without a run file too (an empty run left behind is one too many)."""
+    return _run_dirs(results, "cpu_scaling", empty=True)
 
 
 def stored(results):
@@ -99,8 +102,11 @@ def leftovers(results, lock_left=False):
     """Temp files of atomic writes anywhere under the results. ``lock_left``: the run was stopped
     without its cleanup (Ctrl-C), so its results lock <results>/<experiment>/.run.lock is still there -
     naming a run whose process is gone, which the next run takes over."""
+    # Every hidden file at any depth, whatever its name - not the store's leftover_temp_files, which looks
+    # in run directories only, for its own temp-file prefix: a temp file of the results lock (in the
+    # experiment's directory, before any run directory exists) or of any other writer must be found too.
     found = [path for path in glob.glob(os.path.join(str(results), "**", ".*"), recursive=True)
-             if os.path.basename(path) != ".lock"]
+             if os.path.basename(path) != LOCK_FILE]
     if lock_left:
         lock = os.path.join(str(results), "cpu_scaling", ".run.lock")
         assert lock in found, f"no results lock left by the interrupted run: {found}"

@@ -6,7 +6,6 @@ points); `make example-report` renders them again. This test renders the Markdow
 from the committed documents and compares it with the committed report.md (all
 but the line with the render time), and checks that every chart it shows is there.
 """
-import glob
 import os
 import re
 import shutil
@@ -14,6 +13,7 @@ import subprocess
 import sys
 
 from conftest import ROOT
+from playbook_run import run_files
 
 EXAMPLE = os.path.join(ROOT, "docs", "example-report")
 
@@ -26,7 +26,7 @@ def _text(path):
 def test_the_committed_report_is_what_the_renderer_makes_of_the_committed_run(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    for path in glob.glob(os.path.join(EXAMPLE, "*.json")):
+    for path in run_files(EXAMPLE):
         shutil.copy(path, run)
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "testbed_report.py"), str(run), "--format", "md,png"],
                    check=True, capture_output=True, text=True, timeout=300)
