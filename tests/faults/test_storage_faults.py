@@ -41,7 +41,7 @@ FIO_POINT = "TASK [Start fio on the device]"
 FIO_LOAD = "TASK [testbed_workload : Run with LC_ALL=C: fio]"
 
 
-def run_with_fault(results, inject, delay_s=3, timeout_s=3600):
+def run_with_fault(results, inject, delay_s=3, timeout_s=3600, args=SHORT):
     """Run the sweep; `delay_s` after the point's own fio starts (not the span written before it),
     call inject(). Returns (rc, output)."""
     in_point = []
@@ -50,22 +50,23 @@ def run_with_fault(results, inject, delay_s=3, timeout_s=3600):
         if FIO_POINT in line:
             in_point.append(line)
         return bool(in_point) and FIO_LOAD in line
-    proc = fault_run.start("playbooks/storage-compare.yml", results, SHORT)
+    proc = fault_run.start("playbooks/storage-compare.yml", results, args)
     return fault_run.run_with_fault(proc, results, trigger, lambda _proc: inject(), delay_s, timeout_s)
 
 
-def test_storage_vm_killed_during_a_fio_point(tmp_path):
-    results = tmp_path / "results"
+def storage_vm_killer():
+    """(kill, killed): kill() sends SIGKILL to the lab's storage VM (its qemu) and notes its pid in killed."""
     killed = []
 
-    def kill_vm():
+    def kill():
         with open(os.path.join(STATE, "storage-lab.pid")) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
-    rc, output = run_with_fault(results, kill_vm)
-    assert killed, output[-4000:]
-    assert rc == 0, output[-4000:]
+    return kill, killed
+
+
+def assert_one_fault_of_the_node_and_two_valid_points(results, output):
     docs = fault_run.run_docs(results, "storage_compare")
     faults = [d for d in docs.values() if d.get("verdict") == "fault"]
     points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
@@ -73,8 +74,16 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
     components = " ".join(e["component"] for e in faults[0]["evidence"])
     assert "storage" in components, faults[0]["evidence"]
     assert len(points) == 2 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
-    report = report_text(results, "storage_compare")
-    assert "detected and recovered" in report
+    assert "detected and recovered" in report_text(results, "storage_compare")
+
+
+def test_storage_vm_killed_during_a_fio_point(tmp_path):
+    results = tmp_path / "results"
+    kill_vm, killed = storage_vm_killer()
+    rc, output = run_with_fault(results, kill_vm)
+    assert killed, output[-4000:]
+    assert rc == 0, output[-4000:]
+    assert_one_fault_of_the_node_and_two_valid_points(results, output)
     # nothing of the lab left behind by the cleanup
     qemu = subprocess.run(["pgrep", "-f", "qemu-system.*storage-lab"], capture_output=True, text=True)
     assert qemu.stdout.strip() == "", "a storage VM is still running"
@@ -93,33 +102,16 @@ def test_storage_vm_killed_during_a_network_fio_point(tmp_path):
     watchdog stops fio (not its deadline), the point is a fault naming the storage node, which is booted and
     built again, the point measured again: every point valid, nothing of the lab left."""
     results = tmp_path / "results"
-    killed = []
-
-    def kill_vm():
-        with open(os.path.join(STATE, "storage-lab.pid")) as handle:
-            pid = int(handle.read().strip())
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
-    in_point = []
-
-    def trigger(line):
-        if FIO_POINT in line:
-            in_point.append(line)
-        return bool(in_point) and FIO_LOAD in line
-    proc = fault_run.start("playbooks/storage-compare.yml", results, NETWORK)
-    rc, output = fault_run.run_with_fault(proc, results, trigger, lambda _proc: kill_vm(), 3, 5400)
+    kill_vm, killed = storage_vm_killer()
+    rc, output = run_with_fault(results, kill_vm, timeout_s=5400, args=NETWORK)
     assert killed, output[-4000:]
     assert rc == 0, output[-4000:]
     # stopped by the watchdog, not at its deadline
     assert "the watchdog stopped the load" in output and "did not answer 2 probes 5 s apart" in output, output[-6000:]
     assert "exceeded its deadline" not in output
-    docs = fault_run.run_docs(results, "storage_compare")
-    faults = [d for d in docs.values() if d.get("verdict") == "fault"]
-    points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
-    assert len(faults) == 1, output[-4000:]
-    assert "storage" in " ".join(e["component"] for e in faults[0]["evidence"]), faults[0]["evidence"]
-    assert len(points) == 2 and all(d["valid"] is True for d in points.values()), {k: d["reasons"] for k, d in points.items()}
-    qemu = subprocess.run(["pgrep", "-f", "qemu-system.*(storage-lab|testbed-storage-client)"], capture_output=True, text=True)
+    assert_one_fault_of_the_node_and_two_valid_points(results, output)
+    qemu = subprocess.run(["pgrep", "-f", "qemu-system.*(storage-lab|testbed-storage-client)"], capture_output=True,
+                          text=True)
     assert qemu.stdout.strip() == "", "a storage or client VM is still running"
 
 
