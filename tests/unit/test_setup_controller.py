@@ -67,8 +67,12 @@ def test_the_lab_host_role_has_what_the_controller_lacks():
     assert set(lab).isdisjoint(controller_packages())
     with open(os.path.join(ROOT, "playbooks", "lab-host.yml")) as handle:
         plays = yaml.safe_load(handle)
-    extra = plays[0]["roles"][0]["vars"]["lab_host_extra_packages"]
-    assert {"httperf", "vsftpd", "nginx-light"} <= set(extra)
+    play_vars = plays[0]["roles"][0]["vars"]
+    assert {"httperf", "vsftpd", "nginx-light"} <= set(play_vars["__lab_host_tools"])
+    # and what builds the venv's LXC bindings: the container experiment's own list, read from its defaults
+    assert "container_compare_lxc_build_packages" in play_vars["lab_host_extra_packages"]
+    with open(os.path.join(ROOT, "roles", "container_compare", "defaults", "main.yml")) as handle:
+        assert "lxc-dev" in yaml.safe_load(handle)["container_compare_lxc_build_packages"]
 
 
 def test_an_unknown_argument_is_refused():
