@@ -225,9 +225,10 @@ def decide(kind, name, inspected, host, variable=None, recorded=None, record=Non
     if kind in LAB:
         problem = ""
         if state == "foreign":
+            fields = (NOUN[kind], name, host, why, FREE[kind].format(name=name), NOUN[kind].split(" ")[-1],
+                      variable or VARIABLE[kind])
             problem = ("%s %s on host %s was not created by the testbed (%s): free the name (%s) or give the "
-                       "lab's %s another name in %s." % (NOUN[kind], name, host, why, FREE[kind].format(name=name),
-                                                          NOUN[kind].split(" ")[-1], variable or VARIABLE[kind]))
+                       "lab's %s another name in %s." % fields)
             problem = problem[0].upper() + problem[1:]
         marked = state == "ours" and (
             (inspected.get("Labels") or {}).get(LABEL) == ROLE[kind] if kind == "lab_network"

@@ -419,8 +419,9 @@ def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_
 # The watchdog around a load (filter workload_watch_argv): a POSIX sh that starts the load in the
 # background, probes each target every interval (ping, or a TCP connect through bash's /dev/tcp when the
 # target has a port, or for a block device - an address that is a path - one direct 4 KiB read at a random
-# place, not waited for beyond the probe timeout: a volume whose storage went away hangs its reads) and, after ``misses`` rounds in a row with a target silent, stops the load (TERM to
-# its timeout, which passes it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
+# place, not waited for beyond the probe timeout: a volume whose storage went away hangs its reads) and,
+# after ``misses`` rounds in a row with a target silent, stops the load (TERM to its timeout, which passes
+# it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
 # A target that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
 # line saying so; with none left the load runs alone (exec).
 # It exits with the load's status; a signal it gets goes on to the load (its trap is set before the
