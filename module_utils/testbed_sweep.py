@@ -422,8 +422,8 @@ def workload_deadline(timeout_s=0, estimate_s=0, factor=3, margin_s=60, default_
 # place, not waited for beyond the probe timeout: a volume whose storage went away hangs its reads) and,
 # after ``misses`` rounds in a row with a target silent, stops the load (TERM to its timeout, which passes
 # it on) and says so on stderr in one line starting "testbed-watchdog: stopped".
-# A target that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
-# line saying so; with none left the load runs alone (exec).
+# A host that does not answer before the load (no ping there, ICMP filtered) is not watched, with a
+# line saying so; with none left the load runs alone (exec). A device is always watched: the load needs it.
 # It exits with the load's status; a signal it gets goes on to the load (its trap is set before the
 # load starts; one that comes before the load ends the watchdog, 143, and the load never starts). Arguments: interval, misses,
 # probe timeout, then (name, address, port or "") per target, then "--" and the load's argv.
@@ -448,16 +448,17 @@ probe() {
 }
 n=0
 while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
-  p=$3
+  p=$3 dev=
   case $2 in
-  /*) what=dd  # a device: its size in 4 KiB blocks, read while it answers (the probes' reads go anywhere in it)
+  /*) what=dd dev=1  # a device: its size in 4 KiB blocks (the probes read anywhere in it)
       p=$(( $(timeout "$pt" blockdev --getsize64 "$2" 2>/dev/null || timeout "$pt" stat -L -c %s "$2" 2>/dev/null \
               || echo 0) / 4096 ));;
   *) if [ -n "$3" ]; then what=bash; else what=ping; fi;;
   esac
   if ! command -v "$what" >/dev/null 2>&1; then
     echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): no $what where the load runs" >&2
-  elif probe "$2" "$p"; then
+  elif [ -n "$dev" ] || probe "$2" "$p"; then
+    # a device the load uses is always watched: one that hangs already is a fault, not a filtered probe
     eval "t_name_$n=\$1 t_addr_$n=\$2 t_port_$n=\$p"; n=$((n + 1))
   else
     echo "testbed-watchdog: not watching $1 ($2${3:+ port $3}): it did not answer before the load" >&2

@@ -28,6 +28,7 @@ import glob
 import os
 import signal
 import subprocess
+import time
 
 import fault_run
 import pytest
@@ -92,18 +93,35 @@ def test_storage_vm_killed_during_a_fio_point(tmp_path):
 
 # --- network access (the study's topology): fio in the client VM, the zvol over iSCSI ------------------------------
 # 60 s of fio, so that its deadline (3 x 60 + 60 s) is far from the watchdog's detection (two silent probes of the
-# client VM's data disk, 5 s apart, each waiting 10 s for its read).
+# client VM's data disk, 5 s apart, each waiting 20 s for its read).
 NETWORK = [a if a != "storage_compare_access=local" else "storage_compare_access=network" for a in SHORT] + [
     "-e", "storage_compare_fio_runtime_s=60"]
 
 
+CLIENT_SSH = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+              "-o", "LogLevel=ERROR", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2229", "root@127.0.0.1"]
+
+
+def when_fio_runs_in_the_client(then, deadline_s=600):
+    """An injection that waits until the point's fio runs in the client VM (the process is there: a state,
+    not a delay after a line of output), then calls then(); the deadline only guards against a hang."""
+    def inject():
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            seen = subprocess.run(CLIENT_SSH + ["pgrep -x fio"], capture_output=True, text=True, timeout=120)
+            if seen.returncode == 0:
+                return then()
+        raise AssertionError(f"fio never ran in the client VM within {deadline_s} s")
+    return inject
+
+
 def test_storage_vm_killed_during_a_network_fio_point(tmp_path):
-    """The storage VM killed 3 s into fio in the client VM: the target is gone, the client's reads hang; the
+    """The storage VM killed while fio runs in the client VM: the target is gone, the client's reads hang; the
     watchdog stops fio (not its deadline), the point is a fault naming the storage node, which is booted and
     built again, the point measured again: every point valid, nothing of the lab left."""
     results = tmp_path / "results"
     kill_vm, killed = storage_vm_killer()
-    rc, output = run_with_fault(results, kill_vm, timeout_s=5400, args=NETWORK)
+    rc, output = run_with_fault(results, when_fio_runs_in_the_client(kill_vm), delay_s=0, timeout_s=5400, args=NETWORK)
     assert killed, output[-4000:]
     assert rc == 0, output[-4000:]
     # stopped by the watchdog, not at its deadline

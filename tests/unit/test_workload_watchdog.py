@@ -203,3 +203,19 @@ def test_a_device_that_answers_is_never_missed(tmp_path):
     proc = subprocess.run(argv + ["sh", "-c", "sleep 3; echo measured"], capture_output=True, text=True,
                           timeout=HANG_GUARD_S, check=False)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "measured\n", "")
+
+
+def test_a_device_that_hangs_before_the_load_is_watched_all_the_same(tmp_path):
+    """A host silent before the load is left out (ICMP may be filtered there); a device the load needs is not:
+    its storage went away before the load, and the load is stopped as soon as two probes found it silent."""
+    fifo = tmp_path / "dead"
+    os.mkfifo(fifo)
+    argv = workload_watch_argv([{"name": "storage-vm", "address": str(fifo)}], 1, 2, 1)
+    try:
+        proc = subprocess.run(argv + ["timeout", "-k", "3", "300", "sleep", "300"], capture_output=True, text=True,
+                              timeout=HANG_GUARD_S, check=False)
+    finally:
+        for _ in range(4):
+            release(fifo)
+    assert proc.returncode != 0 and "not watching" not in proc.stderr
+    assert watchdog_finding(proc.stderr).endswith(f"s in: storage-vm ({fifo}) did not answer 2 probes 1 s apart")
