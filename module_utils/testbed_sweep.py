@@ -378,13 +378,15 @@ def load_stopped_reasons(run, tool=None):
     line on the run's stderr). ``run`` is a ``testbed_workload_result``."""
     tool = tool or run.get("tool") or "the load"
     reasons = []
-    if run.get("overran"):
+    finding = watchdog_finding(run.get("stderr"))
+    # The watchdog's TERM goes to the deadline's `timeout`, whose -k then kills a load stuck in I/O (exit 137,
+    # as at the deadline): a load the watchdog stopped did not reach its deadline.
+    if run.get("overran") and not finding:
         estimate = run.get("estimate_s")
         reasons.append(f"{tool} exceeded its deadline of {run.get('deadline_s')} s "
                        + (f"(estimate {estimate:g} s)" if isinstance(estimate, (int, float)) and estimate
                           else "(no estimate: the default deadline, testbed_workload_deadline_default_s)")
                        + " and was stopped")
-    finding = watchdog_finding(run.get("stderr"))
     if finding:
         reasons.append(f"the watchdog {finding}")
     return reasons

@@ -215,6 +215,14 @@ def test_a_load_stopped_at_its_deadline_is_invalid_with_the_numbers():
         "iperf3 exceeded its deadline of 3600 s (no estimate: the default deadline")
     # stopped at the caller's own timeout (postal): not an overrun
     assert workload_result(dict(RUN, rc=124, overran=False), {}, {})["valid"] is True
+    # stopped by the watchdog, then killed by timeout's -k (a load stuck in I/O exits 137 as at the deadline):
+    # the watchdog's reason only (the storage fault run of 2026-12-03 said both)
+    line = "testbed-watchdog: stopped the load 10 s in: storage-vm (/dev/vdb) did not answer 2 probes 5 s apart"
+    watched = workload_result(dict(RUN, rc=137, overran=True, deadline_s=240, estimate_s=60.0, stderr=line + "\nKilled"),
+                              {}, {})
+    assert watched["valid"] is False
+    assert [r for r in watched["reasons"] if "deadline" in r or "watchdog" in r] == [
+        "the watchdog stopped the load 10 s in: storage-vm (/dev/vdb) did not answer 2 probes 5 s apart"]
 
 
 def test_workload_result_keeps_the_text_the_parser_read():
