@@ -470,15 +470,15 @@ done
 shift
 [ -z "$stop" ] || exit 143
 [ "$n" -gt 0 ] || exec "$@"
+t0=$(date +%s)
 "$@" &
 load=$!
 [ -z "$stop" ] || kill -TERM "$load" 2>/dev/null
 (
   trap 'kill "$s" 2>/dev/null; exit 0' TERM
-  bad=0 waited=0
+  bad=0
   while :; do
     sleep "$iv" & s=$!; wait "$s"
-    waited=$((waited + iv))
     kill -0 "$load" 2>/dev/null || exit 0
     down= i=0
     while [ "$i" -lt "$n" ]; do
@@ -489,7 +489,7 @@ load=$!
     done
     if [ -n "$down" ]; then bad=$((bad + 1)); else bad=0; fi
     if [ "$bad" -ge "$max" ]; then
-      echo "testbed-watchdog: stopped the load $waited s in:$down did not answer $max probes $iv s apart" >&2
+      echo "testbed-watchdog: stopped the load $(( $(date +%s) - t0 )) s in:$down did not answer $max probes $iv s apart" >&2
       kill -TERM "$load" 2>/dev/null
       exit 0
     fi
