@@ -10,10 +10,33 @@ import os
 import subprocess
 import sys
 import threading
+import time
 
 from playbook_run import ROOT, follow, stored_documents
 
 BIN = os.path.dirname(sys.executable)
+LAB_KEY = "/var/lib/testbed/lab/id_ed25519"
+
+
+def lab_vm_ssh(port):
+    """The ssh argv (before the command) to the lab VM whose sshd qemu forwards from loopback ``port``: root,
+    the lab's key; its host key is new on every build, so it is not checked (lab only)."""
+    return ["ssh", "-i", LAB_KEY, "-p", str(port), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=20", "-o", "BatchMode=yes", "root@127.0.0.1"]
+
+
+def once_running_in_lab_vm(port, process, then, deadline_s=600):
+    """An injection that waits until ``process`` runs in the lab VM on ``port`` (``pgrep -x`` over ssh: a state,
+    not a delay after a line of output), then calls ``then()``; the deadline only guards against a hang."""
+    def inject():
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            if subprocess.run(lab_vm_ssh(port) + ["pgrep -x " + process], capture_output=True, text=True,
+                              timeout=120).returncode == 0:
+                return then()
+            time.sleep(0.5)
+        raise AssertionError(f"{process} never ran in the lab VM on port {port} within {deadline_s} s")
+    return inject
 
 
 def start(playbook, results, args):

@@ -19,9 +19,7 @@ from playbook_run import ROOT
 
 STATE = "/var/lib/testbed/lab"
 PIDFILE = os.path.join(STATE, "storage-lab.pid")
-SSH = ["ssh", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2228", "-o", "StrictHostKeyChecking=no",
-       "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=20",
-       "-o", "BatchMode=yes", "root@127.0.0.1"]
+SSH = fault_run.lab_vm_ssh(2228)
 CLEANUP_LAST_STEP = "TASK [storage_compare : Remove the lab's storage VM and its disks]"
 # The VM as the playbook's "Boot the lab's storage node" play starts it (same role, same inventory settings).
 BOOT = textwrap.dedent("""\

@@ -160,23 +160,16 @@ def test_lxc_guest_stopped_mid_point(tmp_path):
 
 def test_kvm_guest_qemu_killed_mid_point(tmp_path):
     results = tmp_path / "results"
-    key = os.path.join(STATE, "id_ed25519")
     killed = []
 
     def kill_qemu():
-        # while sysbench runs in the guest (over ssh: the guest is emulated, each call takes a moment)
-        for _ in range(120):
-            top = subprocess.run(["ssh", "-p", "2223", "-i", key, "-o", "StrictHostKeyChecking=no",
-                                  "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "-o", "ConnectTimeout=10",
-                                  "root@127.0.0.1", "pgrep", "-x", "sysbench"], capture_output=True, text=True, timeout=60)
-            if top.returncode == 0:
-                break
-            time.sleep(0.5)
         with open(os.path.join(STATE, "cc-kvm.pid")) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, signal.SIGKILL)
         killed.append(pid)
-    rc, output = run_with_fault(results, kill_qemu, args=short("kvm"), timeout_s=3600)
+    # while sysbench runs in the guest (its sshd forwarded from port 2223)
+    rc, output = run_with_fault(results, fault_run.once_running_in_lab_vm(2223, "sysbench", kill_qemu),
+                                args=short("kvm"), timeout_s=3600)
     assert killed, output[-4000:]
     assert rc == 0, output[-4000:]
     assert_recovered(results, output, "cc-kvm")

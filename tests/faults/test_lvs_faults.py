@@ -147,8 +147,7 @@ def test_sigint_mid_point_then_rerun(results):
     assert left.returncode != 0, "httperf still running after the rerun"
 
 
-DIRECTOR_SSH = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-                "-o", "LogLevel=ERROR", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2222", "root@127.0.0.1"]
+DIRECTOR_SSH = fault_run.lab_vm_ssh(2222)
 # Another service on the director, not the testbed's (a keepalived or kube-proxy one on a real director):
 # a table entry on a lab address, never sent traffic.
 FOREIGN_SERVICE = "-t 10.250.1.99:8080"

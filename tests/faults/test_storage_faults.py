@@ -28,7 +28,6 @@ import glob
 import os
 import signal
 import subprocess
-import time
 
 import fault_run
 import pytest
@@ -98,30 +97,15 @@ NETWORK = [a if a != "storage_compare_access=local" else "storage_compare_access
     "-e", "storage_compare_fio_runtime_s=60"]
 
 
-CLIENT_SSH = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-              "-o", "LogLevel=ERROR", "-i", os.path.join(STATE, "id_ed25519"), "-p", "2229", "root@127.0.0.1"]
-
-
-def when_fio_runs_in_the_client(then, deadline_s=600):
-    """An injection that waits until the point's fio runs in the client VM (the process is there: a state,
-    not a delay after a line of output), then calls then(); the deadline only guards against a hang."""
-    def inject():
-        end = time.monotonic() + deadline_s
-        while time.monotonic() < end:
-            seen = subprocess.run(CLIENT_SSH + ["pgrep -x fio"], capture_output=True, text=True, timeout=120)
-            if seen.returncode == 0:
-                return then()
-        raise AssertionError(f"fio never ran in the client VM within {deadline_s} s")
-    return inject
-
-
 def test_storage_vm_killed_during_a_network_fio_point(tmp_path):
     """The storage VM killed while fio runs in the client VM: the target is gone, the client's reads hang; the
     watchdog stops fio (not its deadline), the point is a fault naming the storage node, which is booted and
     built again, the point measured again: every point valid, nothing of the lab left."""
     results = tmp_path / "results"
     kill_vm, killed = storage_vm_killer()
-    rc, output = run_with_fault(results, when_fio_runs_in_the_client(kill_vm), delay_s=0, timeout_s=5400, args=NETWORK)
+    # the client VM's sshd is forwarded from port 2229 (inventories/lab)
+    rc, output = run_with_fault(results, fault_run.once_running_in_lab_vm(2229, "fio", kill_vm), delay_s=0,
+                                timeout_s=5400, args=NETWORK)
     assert killed, output[-4000:]
     assert rc == 0, output[-4000:]
     assert_one_fault_of_the_node_and_two_valid_points(results, output)
