@@ -113,12 +113,19 @@ def _labels(inspected):
     return labels if isinstance(labels, dict) else {}
 
 
-def _lab_owner(kind, inspected, bridge):
-    """owner() of a lab network (``docker network inspect``) or tap (an ``ip -j link show`` item)."""
+def _lab_mark(kind, inspected):
+    """The mark a lab network (its label org.testbed.role) or tap (its alias) carries, None without one."""
     if kind == "lab_network":
         labels = inspected.get("Labels") if isinstance(inspected.get("Labels"), dict) else {}
+        return labels.get(LABEL)
+    return inspected.get("ifalias") or None
+
+
+def _lab_owner(kind, inspected, bridge):
+    """owner() of a lab network (``docker network inspect``) or tap (an ``ip -j link show`` item)."""
+    value = _lab_mark(kind, inspected)
+    if kind == "lab_network":
         options = inspected.get("Options") if isinstance(inspected.get("Options"), dict) else {}
-        value = labels.get(LABEL)
         if value == ROLE[kind]:
             return "ours", ""
         if value is not None:
@@ -128,11 +135,10 @@ def _lab_owner(kind, inspected, bridge):
         return "foreign", "no label %s=%s%s" % (
             LABEL, ROLE[kind], (" and its bridge is %r, not %s without masquerading"
                                 % (options.get(BRIDGE_OPTION), bridge)) if bridge else "")
-    alias = inspected.get("ifalias")
-    if alias == TAP_ALIAS:
+    if value == TAP_ALIAS:
         return "ours", ""
-    if alias:
-        return "foreign", "its alias is %r, not %s" % (alias, TAP_ALIAS)
+    if value:
+        return "foreign", "its alias is %r, not %s" % (value, TAP_ALIAS)
     if bridge and inspected.get("master") == bridge:
         return "ours", ""
     return "foreign", "no alias %s%s" % (TAP_ALIAS, (" and it is not a port of bridge %s" % bridge) if bridge else "")
@@ -230,9 +236,7 @@ def decide(kind, name, inspected, host, variable=None, recorded=None, record=Non
             problem = ("%s %s on host %s was not created by the testbed (%s): free the name (%s) or give the "
                        "lab's %s another name in %s." % fields)
             problem = problem[0].upper() + problem[1:]
-        marked = state == "ours" and (
-            (inspected.get("Labels") or {}).get(LABEL) == ROLE[kind] if kind == "lab_network"
-            else inspected.get("ifalias") == TAP_ALIAS)
+        marked = state == "ours" and _lab_mark(kind, inspected) == (ROLE[kind] if kind == "lab_network" else TAP_ALIAS)
         return {"owner": state, "remove": state == "ours", "problem": problem, "marked": marked}
     if kind in GUESTS:
         problem = ""
