@@ -20,8 +20,8 @@ description:
   - Also records the host's identity (machine-id, DMI product UUID, the MACs of the NICs on a
     device, each as a keyed hash, never as read), which the result store compares when a run is
     resumed, and its tuning state - CPU governor, boost, SMT, transparent huge pages; per NIC the
-    driver, ids, speed, MTU, firmware and offloads (C(ethtool -i) and C(-k) when ethtool is
-    installed); per disk the model, firmware, rotational flag and I/O scheduler.
+    driver, ids, speed, MTU, firmware and offloads (C(ethtool -i) and C(-k); the kernel's ethtool
+    ioctls where ethtool is not installed); per disk the model, firmware, rotational flag and I/O scheduler.
   - Read-only; supports check mode.
 version_added: "1.0.0"
 author: Testbed contributors
@@ -136,7 +136,7 @@ import re  # noqa: E402
 import socket  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-from ansible.module_utils.testbed_host_state import identity, tuning  # noqa: E402
+from ansible.module_utils.testbed_host_state import ethtool_ioctl, identity, tuning  # noqa: E402
 
 # tool -> binaries to look for, arguments, patterns (first group = version), packages.
 KNOWN_TOOLS = {
@@ -413,7 +413,7 @@ def gather_environment(run_command, find_binary, read_file=_read_file, exists=os
         "virtualization_type": virt_type,
         "python_version": platform.python_version(),
         "identity": identity(read_file, listdir, readlink, hostname),
-        "tuning": tuning(read_file, listdir, readlink, run_command, find_binary),
+        "tuning": tuning(read_file, listdir, readlink, run_command, find_binary, ethtool_ioctl),
     }
 
 

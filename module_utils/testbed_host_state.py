@@ -15,8 +15,9 @@ the tests feed them fixtures read off real hosts.
   were measured on (a resume against another machine).
 * **Tuning** - what changes a measurement without changing the kernel or the tools: the CPU
   frequency governor and driver, boost (turbo), SMT, transparent huge pages; per NIC the driver,
-  PCI/virtio ids, speed, MTU, firmware and offloads (``ethtool -i``/``-k`` when ethtool is
-  installed); per disk the model, firmware, rotational flag and I/O scheduler. A value the host
+  PCI/virtio ids, speed, MTU, firmware and offloads (``ethtool -i``/``-k``; where ethtool is not
+  installed, the kernel's ethtool ioctls read them: ``ethtool_ioctl``, the one function here that
+  talks to the kernel); per disk the model, firmware, rotational flag and I/O scheduler. A value the host
   does not expose is ``None`` (a VM has no cpufreq, a virtio disk no model).
 """
 
@@ -86,6 +87,64 @@ def parse_ethtool_info(text):
             "firmware_version": values.get("firmware-version"), "bus_info": values.get("bus-info")}
 
 
+# ethtool's legacy get ioctls (linux/ethtool.h): the top-level offloads without the ethtool binary
+# (rx-gro-hw has none: not recorded that way).
+SIOCETHTOOL = 0x8946
+ETHTOOL_GDRVINFO = 0x03
+ETHTOOL_GFLAGS = 0x25
+LEGACY_GETS = (("rx-checksumming", 0x14), ("tx-checksumming", 0x16), ("scatter-gather", 0x18),
+               ("tcp-segmentation-offload", 0x1E), ("generic-segmentation-offload", 0x23),
+               ("generic-receive-offload", 0x2B))
+LEGACY_FLAGS = (("tx-vlan-offload", 1 << 7), ("rx-vlan-offload", 1 << 8), ("large-receive-offload", 1 << 15),
+                ("ntuple-filters", 1 << 27), ("receive-hashing", 1 << 28))
+# struct ethtool_drvinfo: cmd, then driver, version, fw_version, bus_info (32 bytes each), ...
+_DRVINFO_SIZE = 196
+
+
+def decode_drvinfo(buf):
+    """struct ethtool_drvinfo (ETHTOOL_GDRVINFO's answer) -> {driver, version, firmware_version, bus_info}."""
+    if len(buf) < 4 + 4 * 32:
+        raise ValueError("not an ethtool_drvinfo: %d bytes" % len(buf))
+    fields = [buf[4 + 32 * i:4 + 32 * (i + 1)].split(b"\0", 1)[0].decode("ascii", "replace") for i in range(4)]
+    return dict(zip(("driver", "version", "firmware_version", "bus_info"), (_strip(f) for f in fields)))
+
+
+def legacy_offloads(values):
+    """The legacy gets' answers ({feature or "flags": int, None where unsupported}) -> {feature: on}."""
+    offloads = {name: bool(values[name]) for name, _ in LEGACY_GETS if values.get(name) is not None}
+    if values.get("flags") is not None:
+        offloads.update({name: bool(values["flags"] & bit) for name, bit in LEGACY_FLAGS})
+    return offloads
+
+
+def ethtool_ioctl(nic):
+    """Read nic's driver info and offloads with the kernel's ethtool ioctls (SIOCETHTOOL), as ethtool -i/-k
+    would: {"drvinfo": bytes or None, "values": {feature or "flags": int or None}}."""
+    import ctypes
+    import fcntl
+    import socket
+    import struct
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        def call(cmd, size):
+            buf = ctypes.create_string_buffer(struct.pack("=I", cmd) + b"\0" * (size - 4), size)
+            ifreq = struct.pack("16sP16x", nic.encode()[:15], ctypes.addressof(buf))
+            try:
+                fcntl.ioctl(sock.fileno(), SIOCETHTOOL, ifreq)
+            except OSError:
+                return None
+            return buf.raw
+
+        values = {}
+        for name, cmd in LEGACY_GETS + (("flags", ETHTOOL_GFLAGS),):
+            raw = call(cmd, 8)
+            values[name] = None if raw is None else struct.unpack("=II", raw)[1]
+        return {"drvinfo": call(ETHTOOL_GDRVINFO, _DRVINFO_SIZE), "values": values}
+    finally:
+        sock.close()
+
+
 def device_nics(listdir, readlink):
     """The names of the NICs that sit on a device (``/sys/class/net/<nic>/device`` exists), sorted."""
     return sorted(name for name in listdir("/sys/class/net")
@@ -150,8 +209,9 @@ def cpu_tuning(read_file):
     }
 
 
-def nic_tuning(nic, read_file, readlink, run_command, find_binary):
-    """One device NIC: driver, ids, speed, MTU, and ethtool's firmware and offloads when it is installed."""
+def nic_tuning(nic, read_file, readlink, run_command, find_binary, read_ethtool=None):
+    """One device NIC: driver, ids, speed, MTU, and its firmware and offloads: ethtool's when it is
+    installed, else the kernel's ethtool ioctls' (read_ethtool(nic), ``ethtool_ioctl``'s answer)."""
     base = f"/sys/class/net/{nic}"
     driver = readlink(f"{base}/device/driver")
     speed = _int(read_file(f"{base}/speed"))
@@ -166,6 +226,19 @@ def nic_tuning(nic, read_file, readlink, run_command, find_binary):
         "offloads": None,
     }
     ethtool = find_binary("ethtool")
+    if not ethtool and read_ethtool:
+        answer = read_ethtool(nic) or {}
+        info = decode_drvinfo(answer["drvinfo"]) if answer.get("drvinfo") else None
+        offloads = legacy_offloads(answer.get("values") or {})
+        record["source"] = "ethtool ioctls (ethtool is not installed)"
+        if info:
+            record["firmware"] = info["firmware_version"]
+            record["driver_version"] = info["version"]
+        if offloads:
+            record["offloads"] = offloads
+        else:
+            record["problem"] = f"the ethtool ioctls gave no offloads for {nic} (ethtool is not installed)"
+        return record
     if not ethtool:
         record["problem"] = "ethtool is not installed: no firmware version or offloads"
         return record
@@ -204,12 +277,12 @@ def disk_tuning(disk, read_file):
     }
 
 
-def tuning(read_file, listdir, readlink, run_command, find_binary):
+def tuning(read_file, listdir, readlink, run_command, find_binary, read_ethtool=None):
     """{cpu: {...}, nics: {nic: {...}}, disks: {disk: {...}}} for the host."""
     disks = sorted(name for name in listdir("/sys/block") if not _NOT_DISKS.match(name))
     return {
         "cpu": cpu_tuning(read_file),
-        "nics": {nic: nic_tuning(nic, read_file, readlink, run_command, find_binary)
+        "nics": {nic: nic_tuning(nic, read_file, readlink, run_command, find_binary, read_ethtool)
                  for nic in device_nics(listdir, readlink)},
         "disks": {disk: disk_tuning(disk, read_file) for disk in disks},
     }

@@ -7,11 +7,14 @@ import os
 
 import pytest
 from ansible.module_utils.testbed_host_state import (
+    LEGACY_GETS,
     app_specific,
     bracketed,
     cpu_tuning,
+    decode_drvinfo,
     identity,
     identity_difference,
+    legacy_offloads,
     parse_ethtool_features,
     parse_ethtool_info,
     tuning,
@@ -129,6 +132,42 @@ def test_tuning_without_ethtool_says_so(vm):
     nic = tuning(host.read_file, host.listdir, host.readlink, host.run_command, host.find_binary)["nics"]["eth0"]
     assert nic["offloads"] is None and "ethtool is not installed" in nic["problem"]
     assert host.commands == []
+
+
+def saved_ioctl():
+    """ethtool_ioctl's answer for a virtio_net NIC (kernel 6.18), read beside `ethtool -k` of the same NIC."""
+    saved = json.loads(fixture("ethtool-ioctl-virtio_net.json"))
+    return {"drvinfo": bytes.fromhex(saved["drvinfo_hex"]), "values": saved["values"]}
+
+
+def test_ethtool_ioctls_give_what_ethtool_k_gives_for_the_same_nic():
+    features = parse_ethtool_features(fixture("ethtool-6.1-k-virtio_net-ioctl-host.txt"))
+    offloads = legacy_offloads(saved_ioctl()["values"])
+    assert offloads == {name: features[name]["on"] for name in offloads}
+    # every legacy get answered; the flags give the five names ethtool prints from them
+    assert len(offloads) == len(LEGACY_GETS) + 5 and offloads["tcp-segmentation-offload"] is True
+    # the driver info's strings end at their NUL (the kernel leaves bytes of an earlier string after it)
+    assert decode_drvinfo(saved_ioctl()["drvinfo"]) == {"driver": "virtio_net", "version": "1.0.0",
+                                                       "firmware_version": None, "bus_info": "0000:00:03.0"}
+    with pytest.raises(ValueError, match="not an ethtool_drvinfo"):
+        decode_drvinfo(b"\x03\0\0\0virtio")
+    # a get the driver does not support is left out, not recorded as off
+    assert "scatter-gather" not in legacy_offloads({"scatter-gather": None, "rx-checksumming": 1})
+
+
+def test_tuning_without_ethtool_reads_the_kernels_ethtool_ioctls(vm):
+    host = SysFs(vm)
+    asked = []
+    nic = tuning(host.read_file, host.listdir, host.readlink, host.run_command, host.find_binary,
+                 lambda name: asked.append(name) or saved_ioctl())["nics"]["eth0"]
+    assert asked == ["eth0"] and host.commands == []
+    assert nic["offloads"]["generic-receive-offload"] is True and nic["offloads"]["large-receive-offload"] is False
+    assert nic["driver_version"] == "1.0.0" and nic["firmware"] is None and "problem" not in nic
+    assert nic["source"] == "ethtool ioctls (ethtool is not installed)"
+    # a NIC that answers no ioctl says so
+    nic = tuning(host.read_file, host.listdir, host.readlink, host.run_command, host.find_binary,
+                 lambda name: {"drvinfo": None, "values": {}})["nics"]["eth0"]
+    assert nic["offloads"] is None and "gave no offloads for eth0" in nic["problem"]
 
 
 def test_tuning_when_ethtool_fails_keeps_its_message(vm):

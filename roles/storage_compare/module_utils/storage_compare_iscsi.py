@@ -100,3 +100,57 @@ def remove_steps(iqn, name, address, port, root="/sys/kernel/config", existing=N
         steps = [step for step in steps if step[1] in existing]
     # the iblock HBA directory, when no other backstore is left in it
     return steps + [("rmdir_empty", p["hba"])]
+
+
+# LIO's modules, in the order they can be unloaded (each one after those that use it).
+MODULES = ("iscsi_target_mod", "target_core_iblock", "target_core_mod")
+# Directories configfs makes by itself under target/iscsi and target/core (not targets or backstores).
+_DEFAULT_GROUPS = ("discovery_auth", "alua")
+
+
+def host_state(loaded, configfs_mounted, listdir, root="/sys/kernel/config"):
+    """The host's LIO state, recorded before the testbed's export and compared at removal.
+
+    loaded: names of the loaded modules; configfs_mounted: whether root is a configfs mount;
+    listdir(path): the directory names under path, None when path does not exist. Returns
+    modules (LIO's loaded ones, sorted), configfs_mounted, fabric (target/iscsi exists), targets
+    (the iSCSI targets configured) and hbas (the backstore HBAs: target/core's entries but alua)."""
+    fabric = listdir("%s/target/iscsi" % root)
+    core = listdir("%s/target/core" % root) or []
+    return {
+        "modules": sorted(m for m in MODULES if m in set(loaded)),
+        "configfs_mounted": bool(configfs_mounted),
+        "fabric": fabric is not None,
+        "targets": sorted(n for n in fabric or [] if n not in _DEFAULT_GROUPS),
+        "hbas": sorted(n for n in core if n not in _DEFAULT_GROUPS),
+    }
+
+
+def restore_steps(before, now, root="/sys/kernel/config"):
+    """Steps that put LIO back as it was before the testbed's export, once that export is gone.
+
+    before, now: host_state() dicts. Returns (steps, notes, done): steps ``("rmdir", path)``,
+    ``("rmmod", module)``, ``("umount", root)`` in order; notes say what stays and why; done is False when other targets
+    or backstores keep LIO in use (the record is kept for a later removal). Only what
+    the testbed added is undone: a module loaded before, a fabric directory or configfs mount that
+    existed before stays, and nothing is unloaded while a target or backstore remains (someone else's)."""
+    for key in ("modules", "configfs_mounted", "fabric"):
+        if key not in before:
+            raise ValueError("the host's LIO record has no %r: not a record of storage_iscsi_target" % key)
+    if now["targets"] or now["hbas"]:
+        return [], ["LIO stays loaded: the host has other iSCSI targets or backstores (%s)"
+                    % ", ".join(now["targets"] + now["hbas"])], False
+    steps, notes = [], []
+    if now["fabric"] and not before["fabric"]:
+        steps.append(("rmdir", "%s/target/iscsi" % root))
+    added = [m for m in MODULES if m in now["modules"] and m not in before["modules"]]
+    steps += [("rmmod", m) for m in added]
+    kept = [m for m in MODULES if m in now["modules"] and m not in added]
+    if kept:
+        notes.append("loaded before the run, left loaded: %s" % ", ".join(kept))
+    if now["configfs_mounted"] and not before["configfs_mounted"]:
+        if kept:
+            notes.append("configfs stays mounted: LIO modules loaded before the run use it")
+        else:
+            steps.append(("umount", root))
+    return steps, notes, True
