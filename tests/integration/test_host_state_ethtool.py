@@ -1,5 +1,7 @@
 """The kernel's ethtool ioctls (testbed_host_state.ethtool_ioctl, what tool_versions reads where ethtool
-is not installed: the lab's images) give what ethtool -i and -k give, on every link of this host."""
+is not installed: the lab's images) give what ethtool -i and -k give, on loopback and on each NIC of this
+host that sits on a device (what tool_versions records; the bridges, taps and veths of lab runs going on
+beside the test come and go)."""
 
 import os
 import shutil
@@ -14,7 +16,7 @@ from ansible.module_utils.testbed_host_state import (
     parse_ethtool_info,
 )
 
-LINKS = sorted(os.listdir("/sys/class/net"))
+LINKS = ["lo"] + sorted(name for name in os.listdir("/sys/class/net") if os.path.exists("/sys/class/net/%s/device" % name))
 
 
 @pytest.fixture(scope="module")
