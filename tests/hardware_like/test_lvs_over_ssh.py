@@ -17,29 +17,13 @@ own addresses.
 import json
 import os
 import re
-import subprocess
-import sys
 
-from playbook_run import explain, only_run_dir, play, run_file, stored_documents
+from lab_ssh import KNOWN_HOSTS, playbook, ssh
+from playbook_run import explain, only_run_dir, run_file, stored_documents
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.path.dirname(sys.executable)
 SHORT = ["-e", '{"lvs_compare_schedulers": ["rr", "wlc"]}', "-e", '{"lvs_compare_rates": [50]}',
          "-e", "lvs_compare_run_seconds=20"]
 CLIENT = "10.250.9.31"
-KNOWN_HOSTS = "/var/lib/testbed/lab/known_hosts"
-KEY = "/var/lib/testbed/lab/id_ed25519"
-
-
-def playbook(*args, timeout=2400):
-    proc = play(*args, inventory=None, timeout=timeout, env={"ANSIBLE_FORCE_COLOR": "0"})
-    return proc.returncode, proc.stdout + proc.stderr
-
-
-def ssh(address, command):
-    return subprocess.run(["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
-                           "-o", f"UserKnownHostsFile={KNOWN_HOSTS}", "-i", KEY, f"testbed@{address}", command],
-                          capture_output=True, text=True, timeout=60)
 
 
 def test_lvs_sweep_through_ssh_only_hosts(tmp_path):

@@ -48,8 +48,16 @@ def test_hosts_are_reached_as_an_operator_reaches_machines():
     assert common["ansible_connection"] == "ssh" and common["ansible_user"] != "root" and common["ansible_become"]
     assert "StrictHostKeyChecking=yes" in common["ansible_ssh_common_args"]
     assert "UserKnownHostsFile=/dev/null" not in common["ansible_ssh_common_args"]
-    for group in ("lvs_director", "lvs_real_servers", "lvs_clients"):
+    for group in ("lvs_director", "lvs_real_servers", "lvs_clients", "nfv_docker_host"):
         for host in groups[group]["hosts"].values():
             assert "ansible_connection" not in host          # no Docker connection anywhere
     settings = _load("inventories", "lab-ssh", "group_vars", "testbed.yml")
     assert settings["testbed_inventory_kind"] == "hardware"
+
+
+def test_nfv_docker_host_is_this_machine_through_the_labs_own_sshd():
+    groups, _ = _groups()
+    (host,) = groups["nfv_docker_host"]["hosts"].values()
+    play = _load("playbooks", "lab-ssh-host.yml")[0]
+    assert host == {"ansible_host": "127.0.0.1", "ansible_port": play["vars"]["lab_ssh_host_port"]}
+    assert "ansible_user" not in host and "ansible_become" not in host      # the non-root user with sudo of all hosts

@@ -53,6 +53,19 @@ def _run_module(module, monkeypatch, capsys, args):
     return json.loads(capsys.readouterr().out)
 
 
+def _configfs_mkdir(module, monkeypatch):
+    """configfs makes a portal group's attrib, lun and np directories when the group is made (the kernel
+    does it); a plain directory stands in."""
+    real_mkdir = os.mkdir
+
+    def mkdir(path, *a):
+        real_mkdir(path, *a)
+        if str(path).endswith("tpgt_1"):
+            for sub in ("attrib", "lun", "np"):
+                real_mkdir(os.path.join(path, sub))
+    monkeypatch.setattr(module.os, "mkdir", mkdir)
+
+
 def test_module_creates_records_refuses_foreign_and_removes_only_its_own(tmp_path, monkeypatch, capsys):
     import storage_iscsi_target as module
     cfg = tmp_path / "cfg"
@@ -64,15 +77,7 @@ def test_module_creates_records_refuses_foreign_and_removes_only_its_own(tmp_pat
     monkeypatch.setattr(module, "_configfs_mounted", lambda root: True)
     base = {"iqn": IQN, "device": "/dev/zvol/testbed/vol", "address": "10.233.0.1",
             "record_dir": str(tmp_path / "rec"), "configfs": str(cfg), "sys_module": str(sysmod)}
-    # configfs files appear when the directory is made (the kernel does it); a plain directory stands in
-    real_mkdir = os.mkdir
-
-    def mkdir(path, *a):
-        real_mkdir(path, *a)
-        if str(path).endswith("tpgt_1"):
-            for sub in ("attrib", "lun", "np"):
-                real_mkdir(os.path.join(path, sub))
-    monkeypatch.setattr(module.os, "mkdir", mkdir)
+    _configfs_mkdir(module, monkeypatch)
     # and rmdir takes its attribute files with it (configfs); the module never removes a directory with subdirectories
     real_rmdir = os.rmdir
 
@@ -180,20 +185,14 @@ def test_module_records_the_host_first_loads_lio_then_puts_it_back(tmp_path, mon
             tree_rm(sub) if os.path.isdir(sub) and not os.path.islink(sub) else os.unlink(sub)
         real_rmdir(path)
     monkeypatch.setattr(module.os, "rmdir", tree_rm)
-    real_mkdir = os.mkdir
-
-    def mkdir(path, *a):
-        real_mkdir(path, *a)
-        if str(path).endswith("tpgt_1"):
-            for sub in ("attrib", "lun", "np"):
-                real_mkdir(os.path.join(path, sub))
-    monkeypatch.setattr(module.os, "mkdir", mkdir)
+    _configfs_mkdir(module, monkeypatch)
     base = {"iqn": IQN, "device": "/dev/zvol/testbed/vol", "address": "10.233.0.1",
             "record_dir": str(tmp_path / "rec"), "configfs": str(cfg), "sys_module": str(sysmod)}
 
     out = _run_module(module, monkeypatch, capsys, base)
-    assert out["changed"] and calls[:3] == [["modprobe", "target_core_iblock"], ["modprobe", "iscsi_target_mod"],
-                                             ["mount", "-t", "configfs", "configfs", str(cfg)]]
+    assert out["changed"]
+    assert calls[:3] == [["modprobe", "target_core_iblock"], ["modprobe", "iscsi_target_mod"],
+                         ["mount", "-t", "configfs", "configfs", str(cfg)]]
     record = json.loads((tmp_path / "rec" / "host-before.json").read_text())
     assert record == _state()
     # a second export keeps the first record (the state before the testbed)
