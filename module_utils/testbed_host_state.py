@@ -111,7 +111,7 @@ def decode_drvinfo(buf):
 
 def legacy_offloads(values):
     """The legacy gets' answers ({feature or "flags": int, None where unsupported}) -> {feature: on}."""
-    offloads = {name: bool(values[name]) for name, _ in LEGACY_GETS if values.get(name) is not None}
+    offloads = {name: bool(values[name]) for name in dict(LEGACY_GETS) if values.get(name) is not None}
     if values.get("flags") is not None:
         offloads.update({name: bool(values["flags"] & bit) for name, bit in LEGACY_FLAGS})
     return offloads
