@@ -36,7 +36,10 @@ def chain_objects():
 def test_nfv_sweep_on_a_docker_host_reached_over_ssh(tmp_path):
     # the user was there before the lab's: it exists and no earlier run of lab-ssh-host.yml recorded making it
     record = "/var/lib/testbed/lab/ssh-host/record.json"
-    made = os.path.exists(record) and not json.load(open(record))["user_existed"]
+    made = False
+    if os.path.exists(record):
+        with open(record) as handle:
+            made = not json.load(handle)["user_existed"]
     user_before = any(entry.pw_name == "testbed" for entry in pwd.getpwall()) and not made
     rc, out = playbook("playbooks/lab-ssh-host.yml", "-i", "inventories/lab")
     assert rc == 0, explain(rc, out)

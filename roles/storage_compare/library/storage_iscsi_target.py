@@ -98,6 +98,7 @@ import os  # noqa: E402
 
 from ansible.module_utils import storage_compare_iscsi as lio  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+from ansible.module_utils.testbed_parse import write_json_atomic  # noqa: E402
 
 
 def _record_path(params):
@@ -147,12 +148,6 @@ def _run(steps, module=None):
                 os.rmdir(path)
 
 
-def _write_json(path, data):
-    with open(path + ".tmp", "w") as handle:
-        json.dump(data, handle)
-    os.rename(path + ".tmp", path)
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -183,7 +178,7 @@ def main():
                 os.makedirs(p["record_dir"], 0o755)
             before = _host_state(p)
             if not os.path.exists(host_record):
-                _write_json(host_record, before)
+                write_json_atomic(host_record, before)
             host_steps = [("modprobe", m) for m in p["modules"] if not os.path.isdir(os.path.join(p["sys_module"], m))]
             if not before["configfs_mounted"]:
                 host_steps.append(("mount", p["configfs"]))
@@ -196,8 +191,8 @@ def main():
                                      "(no record %s): it is left alone; choose another iqn" % (p["iqn"], record))
             if os.path.isdir(paths["portal"]) and recorded:
                 module.exit_json(changed=bool(host_steps), steps=host_steps, notes=[])
-            _write_json(record, {"iqn": p["iqn"], "name": p["name"], "device": p["device"], "address": p["address"],
-                                 "port": p["port"]})
+            write_json_atomic(record, {"iqn": p["iqn"], "name": p["name"], "device": p["device"],
+                                       "address": p["address"], "port": p["port"]})
             _run(steps)
             module.exit_json(changed=True, steps=host_steps + steps, notes=[])
         steps, notes = [], []
