@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import ansible.module_utils
 import fault_run
@@ -71,10 +72,11 @@ def assert_fault_recorded(results, output, component):
     assert all(f["evidence"][0]["component"] == component for f in faults)
 
 
-def assert_complete_and_real(results, output):
+def assert_complete_and_real(results, output, num_conns=1000):
     docs = run_docs(results)
     points = {k: d for k, d in docs.items() if d.get("verdict") != "fault"}
-    assert set(points) == {"rr__num_conns-1000_rate-50__rep1", "wrr__num_conns-1000_rate-50__rep1"}, output[-3000:]
+    assert set(points) == {f"rr__num_conns-{num_conns}_rate-50__rep1", f"wrr__num_conns-{num_conns}_rate-50__rep1"}, \
+        output[-3000:]
     for ident, doc in points.items():
         assert doc["valid"] is True, (ident, doc["reasons"])
     for run_dir in run_dirs(results, "lvs_compare", empty=True):
@@ -116,6 +118,35 @@ def test_real_server_paused(results):
     assert rc == 0, explain(rc, out)
     assert_complete_and_real(results, out)
     assert_fault_recorded(results, out, "lvs-web3")
+
+
+def test_real_server_killed_during_httperf_is_found_by_the_watchdog(results):
+    """A real server killed while httperf runs: the watchdog (each real server's web server probed through
+    its own connection every 5 s) stops the load two silent rounds later, long before its end (60 s
+    points), and the point is a fault naming the server; it is restarted and the point measured again."""
+    killed = []
+
+    def kill_web2(_proc):
+        # while httperf runs (a state, polled), not after a line of output
+        for _ in range(480):
+            if sh("docker", "exec", "lvs-client1", "pgrep", "-x", "httperf", check=False).returncode == 0:
+                break
+            time.sleep(0.25)
+        time.sleep(2)
+        killed.append(time.monotonic())
+        sh("docker", "kill", "lvs-web2")
+    rc, out = run_with_fault(results, kill_web2, 0, "-e", "lvs_compare_run_seconds=60")
+    assert killed, out[-3000:]
+    assert rc == 0, explain(rc, out)
+    assert_complete_and_real(results, out, num_conns=3000)
+    assert_fault_recorded(results, out, "lvs-web2")
+    faults = [d for d in run_docs(results).values() if d.get("verdict") == "fault"]
+    stopped = [r for f in faults for r in f["reasons"] if r.startswith("the watchdog stopped the load ")]
+    assert stopped and "lvs-web2 (10.250.2.12 port 80) did not answer 2 probes 5 s apart" in stopped[0], \
+        [f["reasons"] for f in faults]
+    seconds_in = int(stopped[0].split("the watchdog stopped the load ")[1].split(" s in")[0])
+    assert seconds_in < 45, stopped[0]   # stopped, not ended: the load lasts 60 s
+    print(f"watchdog: {stopped[0]}")
 
 
 def test_tap_link_down_for_20_seconds(results):

@@ -23,10 +23,12 @@ from lvs_compare import (
     lvs_real_servers,
     lvs_role_of,
     lvs_seconds_until,
+    lvs_self_probe_command,
     lvs_step,
     lvs_study_reference,
     lvs_tick_command,
     lvs_wait_next_started,
+    lvs_watch_probes,
 )
 
 PATHS = {"stats": "/usr/local/sbin/lvs-director-stats", "window": "/usr/local/bin/testbed-cpu-window",
@@ -268,6 +270,12 @@ def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
                       fault={"attempt": 1, "evidence": evidence})
     assert doc["point_id"] == "rr__rate-50__fault1__rep1" and doc["verdict"] == "fault" and doc["evidence"] == evidence
     assert doc["raw_files"] == ["raw/rr__rate-50__fault1__rep1.lvs-client1.run.json"]
+    assert item["reasons"] == []
+    # a load the watchdog stopped says so in its fault document
+    finding = "stopped the load 12 s in: lvs-web2 (10.250.2.12 port 80) did not answer 2 probes 5 s apart"
+    [stopped] = lvs_in_flight({"prev": dict(prev, watch={"silent": {}, "done": True, "finding": finding}),
+                               "current": None}, env, "vm")
+    assert stopped["reasons"] == ["the watchdog " + finding]
     assert lvs_in_flight(None, env) == [] and lvs_in_flight(lvs_step(None, "reset"), env) == []
     with pytest.raises(AnsibleFilterError, match="lvs_in_flight: point 'rr__rate-50__rep1' in flight has no load window"):
         lvs_in_flight({"prev": {"point": point, "start": None, "end": 1}}, env)
@@ -431,3 +439,27 @@ def test_the_studys_60_cells_are_shipped_as_it_prints_them():
     notes = " ".join(defaults["lvs_compare_study_notes"])
     for flagged in ("763.8", "780.9", "483.5", "65.1", "374.2", '"wrr is best"', "sh, rr and dh", "lblc, sh and lblc"):
         assert flagged in notes, flagged
+
+
+def test_self_probe_command_opens_the_servers_own_address_and_port():
+    server = {"host": "lvs-web2", "address": "10.250.2.12", "port": 80, "weight": 1}
+    assert lvs_self_probe_command(server, 2) == (
+        "timeout 2 bash -c 'exec 3<>/dev/tcp/10.250.2.12/80' 2>/dev/null && echo answered")
+    for bad, message in (({"host": "x"}, "must be {host, address, port}"),
+                         ({"host": "x", "address": "10.0.0.1'; reboot; '"}, "not a host name or IP address"),
+                         ({"host": "x", "address": "10.0.0.1", "port": 70000}, "port must be 1-65535")):
+        with pytest.raises(AnsibleFilterError, match=message):
+            lvs_self_probe_command(bad)
+
+
+def test_watch_probes_count_only_an_answer_as_alive():
+    servers = [{"host": f"lvs-web{i}", "address": f"10.250.2.1{i}", "port": 80} for i in (1, 2, 3, 4)]
+    hostvars = {"lvs-web1": {"probe": {"rc": 0, "stdout": "answered\n"}},
+                "lvs-web2": {"probe": {"unreachable": True, "msg": "container not running"}},
+                "lvs-web3": {"probe": {"rc": 1, "stdout": ""}},
+                "lvs-web4": {}}
+    assert lvs_watch_probes(hostvars, servers, "probe") == {
+        "lvs-web1": {"answered": True, "shown": "10.250.2.11 port 80"},
+        "lvs-web2": {"answered": False, "shown": "10.250.2.12 port 80"},
+        "lvs-web3": {"answered": False, "shown": "10.250.2.13 port 80"},
+        "lvs-web4": {"answered": False, "shown": "10.250.2.14 port 80"}}

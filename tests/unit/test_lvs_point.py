@@ -113,6 +113,23 @@ def test_dead_real_server_is_an_invalid_verdict_not_a_number():
     assert all(s["valid"] is False for name, s in result["sources"].items() if name.startswith("httperf."))
 
 
+def test_a_load_the_watchdog_stopped_says_so_first_and_names_each_stopped_runner():
+    clients, collect = _inputs("wrr-dead-web2", dead="lvs-web2")
+    doc = json.loads(clients[0]["stdout"])
+    doc["stopped_after_s"] = 12.25
+    clients[0] = dict(clients[0], stdout=json.dumps(doc))
+    finding = "stopped the load 12 s in: lvs-web2 (10.250.2.12 port 80) did not answer 2 probes 5 s apart"
+    result = evaluate_point(clients, collect, REAL_SERVERS, "10.250.1.10", 80, 60, 600,
+                            director_counters=_read("wrr-dead-web2", "director-counters.txt"), watchdog=finding,
+                            read_after=0.0)
+    assert result["reasons"][0] == "the watchdog " + finding
+    assert "the load runner on lvs-client1 was stopped (SIGTERM) 12.2 s after the load started" in result["reasons"]
+    assert result["retry"] == [] and result["retry_next"] == []   # a fault, not a timetable question
+    # without the finding, the same loads give the old reasons (and the stopped runner)
+    plain = _evaluate("wrr-dead-web2", dead="lvs-web2")
+    assert not any(r.startswith("the watchdog") for r in plain["reasons"])
+
+
 def test_counters_zeroed_after_the_start_invalidate():
     result = _evaluate("wrr-weighted-60", counters_zeroed_at=1795281210.219)
     assert result["reasons"] == [

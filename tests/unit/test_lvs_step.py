@@ -271,3 +271,74 @@ def test_starts_on_the_tick_model():
     with pytest.raises(StepError, match="not shorter than the period"):
         step({"current": {"point": _point("rr", 50, 1), "start_at": 1004.5}, "tick": model}, "ticked",
              next_point=_point("rr", 100, 2), **dict(TIMING, margin=2.5))
+
+
+def _running(start_at=1000.0):
+    """A state whose load runs (ticked: wait_load, the watch started)."""
+    point = _point("rr", 50, 1)
+    state = step(None, "reset")
+    state = step(state, "begin", point=point, next_point=None, now=start_at - 2.0, **TIMING)
+    state = step(state, "ticked", next_point=None, next_variant=None, director_stdout="", offset={}, **TIMING)
+    assert "wait_load" in state["do"] and state["current"]["watch"] == {"silent": {}, "done": False, "finding": None}
+    return state
+
+
+WEB = {"lvs-web1": {"answered": True, "shown": "10.250.2.11 port 80"},
+       "lvs-web2": {"answered": True, "shown": "10.250.2.12 port 80"}}
+
+
+def _round(state, at, silent=(), done=False, misses=2):
+    probes = {name: dict(probe, answered=name not in silent) for name, probe in WEB.items()}
+    return step(state, "watched", done=done, probes=probes, interval_s=5, misses=misses, now=at)
+
+
+def test_the_watchdog_stops_a_load_after_misses_silent_rounds_in_a_row_and_names_the_server():
+    state = _running()
+    start = state["current"]["start_at"]
+    state = _round(state, start + 5, silent=["lvs-web2"])
+    assert "stop_load" not in state["do"] and state["current"]["watch"]["silent"] == {"lvs-web1": 0, "lvs-web2": 1}
+    state = _round(state, start + 10)                        # it answered again: the count starts over
+    state = _round(state, start + 15, silent=["lvs-web2"])
+    assert "stop_load" not in state["do"]
+    state = _round(state, start + 20.7, silent=["lvs-web2"])
+    assert state["do"][-1] == "stop_load" and "wait_load" in state["do"]
+    watch = state["current"]["watch"]
+    assert watch["done"] is True
+    assert watch["finding"] == "stopped the load 20 s in: lvs-web2 (10.250.2.12 port 80) did not answer 2 probes 5 s apart"
+    # a round after the finding changes nothing; the point carries the finding once its load ended
+    assert _round(state, start + 25, silent=["lvs-web1", "lvs-web2"])["current"]["watch"] == watch
+    ended = step(state, "ended", clients=[{"host": "c1"}], window=[start, start + 21])
+    assert ended["prev"]["watch"]["finding"] == watch["finding"] and "stop_load" not in ended["do"]
+
+
+def test_the_watch_ends_quietly_when_every_client_is_done():
+    state = _round(_running(), 1010.0, done=True)
+    assert state["current"]["watch"] == {"silent": {"lvs-web1": 0, "lvs-web2": 0}, "done": True, "finding": None}
+    assert "stop_load" not in state["do"]
+    # with one miss allowed, a single silent round is enough; two silent servers are both named
+    state = _round(_running(), 1003.0, silent=["lvs-web1", "lvs-web2"], misses=1)
+    assert state["current"]["watch"]["finding"].endswith(
+        "lvs-web1 (10.250.2.11 port 80) lvs-web2 (10.250.2.12 port 80) did not answer 1 probes 5 s apart")
+
+
+def test_a_watch_round_refuses_what_it_cannot_take():
+    with pytest.raises(StepError, match="no load running"):
+        step(None, "watched", done=False, probes={}, interval_s=5, misses=2, now=1.0)
+    with pytest.raises(StepError, match="misses must be 1 or more"):
+        step(_running(), "watched", done=False, probes={}, interval_s=5, misses=0, now=1.0)
+
+
+def test_a_load_stopped_before_the_tick_plans_no_read_and_launches_nothing():
+    segments = _segments("rr", rates=(50, 100))
+    first, second = segments[0]["points"]
+    state = step(None, "reset")
+    state = step(state, "begin", point=first, next_point=second, now=999.0, **TIMING)
+    assert state["current"]["watch"] == {"silent": {}, "done": False, "finding": None}
+    state = step(state, "switched", table="-A -t vip:80 -s rr")
+    state = dict(state, do=state["do"] + ["see_tick"], tick_after=1015.0)   # on the timetable, a tick to look at
+    for at in (1005.0, 1010.0):
+        state = step(state, "watched", done=False, probes={"lvs-web2": {"answered": False, "shown": "10.250.2.12 port 80"}},
+                     interval_s=5, misses=2, now=at)
+    assert "see_tick" not in state["do"] and state["do"][-1] == "stop_load"
+    state = step(state, "ticked", next_point=second, next_variant=None, director_stdout="", offset={}, **TIMING)
+    assert state["do"] == ["wait_load"] and state["next"] is None

@@ -50,6 +50,10 @@ ALLOWED = {
         "a timetable sleep on the controller (lvs_step's wait_s; nothing to time out)",
     ("lvs_compare/tasks/point.yml", "Wait until shortly before this load's end"):
         "a timetable sleep on the controller until the estimator tick to see (nothing to time out)",
+    ("lvs_compare/tasks/watch.yml",
+     "Wait one watchdog interval, not past the time to look at the tick (s) {{ lvs_compare_watch_interval_s }}"):
+        "a sleep on the controller between two watchdog probes of the real servers while the load runs "
+        "(nothing to time out)",
     ("storage_compare/tasks/node_cpu_collect.yml", "Read the storage node's CPU over the load's window"):
         "a poll of the node's CPU sampler (failed_when: false): a window it did not close is reported with the "
         "point's CPU figures",

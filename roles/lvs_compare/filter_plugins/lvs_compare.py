@@ -343,6 +343,37 @@ def lvs_study_reference(cells, metric, label):
     return {"label": label, "values": values} if values else None
 
 
+def lvs_self_probe_command(server, timeout=2):
+    """The watchdog's probe of one real server, run on that server (its own connection): its web
+    server accepts a TCP connection at the server's address and port within ``timeout`` seconds
+    (prints ``answered``; exit 0), else exit 1. Nothing crosses the director."""
+    fname = "lvs_self_probe_command"
+    if not isinstance(server, dict) or not str(server.get("address") or "").strip():
+        _fail(fname, "the server must be {host, address, port} (from lvs_compare_real_servers), got %r" % (server,))
+    address = str(server["address"]).strip()
+    if address.startswith("-") or any(c.isspace() or c in "'\"/" for c in address):
+        _fail(fname, "the address of %s is not a host name or IP address: %r" % (server.get("host"), address))
+    port = int(_number(fname, server.get("port", 80), "port"))
+    seconds = int(_number(fname, timeout, "timeout"))
+    if not 0 < port < 65536 or seconds < 1:
+        _fail(fname, "the port must be 1-65535 and the timeout 1 s or more, got %r and %r" % (port, timeout))
+    return ("timeout %d bash -c 'exec 3<>/dev/tcp/%s/%d' 2>/dev/null && echo answered" % (seconds, address, port))
+
+
+def lvs_watch_probes(hostvars, real_servers, var):
+    """``{real server: {answered, shown}}`` from each server's watchdog probe (``var``, registered by
+    lvs_self_probe_command): answered is an exit 0 printing ``answered``; an unreachable server
+    (a stopped container or host) or one whose probe timed out did not answer."""
+    out = {}
+    for server in real_servers or []:
+        host = server.get("host")
+        step = _host_var(hostvars, host, var) or {}
+        answered = (not step.get("unreachable") and not step.get("skipped") and step.get("rc") == 0
+                    and "answered" in str(step.get("stdout") or ""))
+        out[host] = {"answered": bool(answered), "shown": "%s port %s" % (server.get("address"), server.get("port", 80))}
+    return out
+
+
 def lvs_probe_command(role, vip, port, real_servers, timeout=3, through_vip=True):
     """The shell line of one host's health probe (printed in ``=== name`` sections).
 
@@ -460,8 +491,9 @@ def lvs_in_flight(state, environment, director_kind="hardware"):
 
     Each ``{point, clients, start, end}`` becomes ``{point, metrics: {}, started_at, finished_at,
     environment, raw, extra}``: its load window on the controller's time line, every client's
-    runner output as raw evidence (``<host>.run.json``), nothing measured (it was never collected).
-    roles/testbed_sweep stores these as lab faults when a fault is found before they are stored.
+    runner output as raw evidence (``<host>.run.json``), nothing measured (it was never collected),
+    and as its reason the watchdog's finding when the watchdog stopped its load. roles/testbed_sweep
+    stores these as lab faults when a fault is found before they are stored.
     """
     out = []
     for prev in in_flight(state):
@@ -477,8 +509,11 @@ def lvs_in_flight(state, environment, director_kind="hardware"):
         for client in prev.get("clients") or []:
             if isinstance(client, dict) and client.get("stdout") and re.match(r"^[A-Za-z0-9_.-]+$", str(client.get("host"))):
                 raw[f"{client['host']}.run.json"] = client["stdout"]
+        finding = (prev.get("watch") or {}).get("finding")
         out.append({"point": prev["point"], "metrics": {}, "started_at": start, "finished_at": max(start, end),
                     "environment": environment, "raw": raw,
+                    # a load the watchdog stopped (tasks/watch.yml) says so
+                    "reasons": [f"the watchdog {finding}"] if finding else [],
                     "extra": {"scheduler": prev["point"].get("variant"), "director_kind": director_kind}})
     return out
 
@@ -652,6 +687,8 @@ class FilterModule:
             "lvs_read_command": lvs_read_command,
             "lvs_tick_command": lvs_tick_command,
             "lvs_step": lvs_step,
+            "lvs_self_probe_command": lvs_self_probe_command,
+            "lvs_watch_probes": lvs_watch_probes,
             "lvs_launched_ahead": lvs_launched_ahead,
             "lvs_wait_next_started": lvs_wait_next_started,
             "lvs_seconds_until": lvs_seconds_until,

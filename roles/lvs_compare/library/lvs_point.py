@@ -129,6 +129,14 @@ options:
   extra:
     description: Extra mapping stored in the document (scheduler table, settings...).
     type: dict
+  watchdog:
+    description:
+      - "The watchdog's finding when it stopped this point's load (a real server stopped answering during it):
+        the sentence that starts C(stopped the load N s in:) and names each silent server with its address and port."
+      - The point is then invalid with the reason C(the watchdog <finding>), first; the sweep probes the lab and
+        stores it as a fault naming the component.
+    type: str
+    default: ""
 notes:
   - In check mode the document is computed and checked but nothing is written.
 seealso:
@@ -256,6 +264,7 @@ def main():
             environment=dict(type="dict", required=True),
             label=dict(type="str", default=""),
             extra=dict(type="dict"),
+            watchdog=dict(type="str", default=""),
         ),
         supports_check_mode=True,
     )
@@ -267,7 +276,7 @@ def main():
             max_client_cpu_pct=p["max_client_cpu_pct"], director_counters=p["director_counters"],
             counters_zeroed_at=p["counters_zeroed_at"], clock_offsets=p["clock_offsets"],
             read_after=p["read_after"], next_start=p["next_start"], tick_period=p["tick_period"],
-            switch_to=p["switch_to"])
+            switch_to=p["switch_to"], watchdog=p["watchdog"])
         valid, reasons, warnings = merge_source_verdicts(
             False if result["reasons"] else None, result["reasons"], result["warnings"], result["sources"])
         extra = dict(p["extra"] or {})

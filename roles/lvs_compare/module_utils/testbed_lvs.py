@@ -133,7 +133,7 @@ def made_any(metrics):
 def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, num_conns,
                    min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95.0,
                    director_counters=None, counters_zeroed_at=None, clock_offsets=None, read_after=None,
-                   next_start=None, tick_period=2.0, switch_to=None):
+                   next_start=None, tick_period=2.0, switch_to=None, watchdog=None):
     """Metrics, verdict and raw material of one point.
 
     ``clients``: [{host, stdout, failed, msg}] (the load runner's output per client host);
@@ -162,6 +162,8 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
     ``retry_next`` says why that next point is not its scheduler's when the
     switch failed or came after the next load started (only that point is
     measured again: this one's counts were read before the switch).
+    ``watchdog``: the sweep's watchdog finding when it stopped this load (a real server went silent
+    during it): the first reason, ``the watchdog <finding>``; nothing is measured again for the timetable.
     Returns a dict: metrics, valid, reasons, warnings, sources, raw, started, finished,
     load_seconds, details, retry, retry_next.
     """
@@ -203,6 +205,9 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
                 "the director's counters were zeroed %.2f s after this point's load had started (the previous "
                 "point's counter read came late), so its first connections were not counted" % late)
     _load_verdict(point, results, total_processes, requested_rate, min_rate_ratio, max_error_pct)
+    if watchdog:
+        point["reasons"].insert(0, "the watchdog %s" % watchdog)
+        retry = retry_next = []
     _ipvs_counters(point, collect, director_counters, real_servers, vip, port)
     _cpu_windows(point, collect)
     metrics = point["metrics"]
@@ -239,6 +244,9 @@ def _client_loads(point, clients, min_rate_ratio, max_error_pct, max_client_cpu_
         except PointError as exc:
             reasons.append("load client %s: %s" % (host, exc))
             continue
+        if doc.get("stopped_after_s") is not None:
+            reasons.append("the load runner on %s was stopped (SIGTERM) %.1f s after the load started"
+                           % (host, float(doc["stopped_after_s"])))
         # The runner's times are the client's clock; put them on the controller's.
         starts.append(to_controller_time(doc["started"], offsets.get(host)))
         ends.append(to_controller_time(doc["finished"], offsets.get(host)))

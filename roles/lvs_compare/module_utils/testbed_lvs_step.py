@@ -45,6 +45,19 @@ hook is guarded by one action name):
 ``ticked``    (next point and segment, director's output) - the tick model; this
               point's counter read and the next point's start: ``read``,
               ``launch_next``, ``clock`` (the pass's last load), ``wait_load``.
+``watched``   (done, probes, interval_s, misses, now) - one round of the watchdog
+              while this load runs (before ``ticked``, until shortly before the
+              load's end, and after it until its end): ``done``
+              whether every client's load has ended, ``probes`` ``{real server:
+              {answered, shown}}`` (each real server's web server probed through
+              its own connection). A server silent ``misses`` rounds in a row
+              ends the watch with ``current.watch.finding`` (``stopped the load N
+              s in: NAME (ADDRESS port P) did not answer M probes I s apart``)
+              and ``stop_load``: the clients' loads are stopped at once (no
+              ``see_tick``; ``ticked`` then plans no read and launches nothing),
+              and the point is judged invalid with that reason, probed and
+              stored as a fault; detection takes ``misses`` x ``interval_s``
+              plus one probe and the round's own time.
 ``ended``     (clients, window) - this point becomes the previous one;
               ``collect`` when nothing was launched during its load.
 ``settle``    (ahead) - between segments and at a pass's end: ``collect`` the
@@ -71,7 +84,8 @@ import re
 from ansible.module_utils.testbed_collect import sections, to_controller_time
 from ansible.module_utils.testbed_timetable import TimetableError, estimate_period, next_start, next_tick
 
-EVENTS = ("begin", "collected", "stored", "handed", "ticked", "ended", "settle", "probed", "switched", "reset")
+EVENTS = ("begin", "collected", "stored", "handed", "ticked", "watched", "ended", "settle", "probed", "switched",
+          "reset")
 
 # The next load starts after the first predicted tick at least this long (s)
 # after the read is due: a tick that comes a little early is still after the
@@ -194,7 +208,8 @@ def _begin(new, point, now, timetable, margin, next_point=None, **_):
     if new["prev"] is not None and not new["prev"].get("collected"):
         new["do"].append("collect")
     new["current"] = {"point": point, "start_at": begins, "start": begins, "end": begins, "clients": [],
-                      "table": new["table"], "launched": ahead}
+                      "table": new["table"], "launched": ahead,
+                      "watch": {"silent": {}, "done": False, "finding": None}}
     new["next"] = None
     if not ahead:
         new["do"].append("launch")
@@ -239,6 +254,10 @@ def _ticked(new, next_point, timetable, tolerance, margin, switch_margin, read_d
     current = new["current"]
     if current is None:
         return
+    if (current.get("watch") or {}).get("finding"):
+        # the watchdog stopped this load: no read during it, nothing launched after it (a fault follows)
+        new["do"].append("wait_load")
+        return
     new["tick"] = tick_model(new["tick"], director_stdout, offset)
     if _flag(timetable):
         seconds = seconds_of(current["point"])
@@ -260,6 +279,40 @@ def _ticked(new, next_point, timetable, tolerance, margin, switch_margin, read_d
     if next_point is None:
         new["do"].append("clock")
     new["do"].append("wait_load")
+
+
+def _watched(new, done, probes, interval_s, misses, now, **_):
+    current = new["current"]
+    if current is None:
+        raise StepError("a watchdog round came with no load running")
+    watch = dict(current.get("watch") or {"silent": {}, "done": False, "finding": None})
+    if watch["done"]:
+        return
+    misses = int(misses)
+    if misses < 1:
+        raise StepError("the watchdog's misses must be 1 or more, got %r" % (misses,))
+    silent, shown = dict(watch["silent"]), {}
+    for name in sorted(probes or {}):
+        probe = probes[name] or {}
+        shown[name] = probe.get("shown") or name
+        silent[name] = 0 if probe.get("answered") else silent.get(name, 0) + 1
+    down = [name for name in sorted(silent) if silent[name] >= misses]
+    if down:
+        watch["finding"] = "stopped the load %d s in: %s did not answer %d probes %s s apart" % (
+            max(0, int(float(now) - float(current["start_at"]))),
+            " ".join("%s (%s)" % (name, shown.get(name, name)) for name in down), misses, _number_text(interval_s))
+        watch["done"] = True
+        # no look at the tick of a load that is stopped
+        new["do"] = [d for d in new["do"] if d not in ("stop_load", "see_tick")] + ["stop_load"]
+    elif _flag(done):
+        watch["done"] = True
+    watch["silent"] = silent
+    new["current"] = dict(current, watch=watch)
+
+
+def _number_text(value):
+    value = float(value)
+    return "%d" % value if value == int(value) else "%g" % value
 
 
 def _ended(new, clients, window, **_):
@@ -301,7 +354,7 @@ def _reset(new, **_):
 
 
 _HANDLERS = {"begin": _begin, "collected": _collected, "stored": _stored, "handed": _handed, "ticked": _ticked,
-             "ended": _ended, "settle": _settle, "probed": _probed, "switched": _switched, "reset": _reset}
+             "watched": _watched, "ended": _ended, "settle": _settle, "probed": _probed, "switched": _switched, "reset": _reset}
 
 
 def step(state, event, **context):
