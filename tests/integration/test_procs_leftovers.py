@@ -37,7 +37,9 @@ def alive(pid):
 def test_only_the_recorded_processes_are_stopped(tmp_path):
     procs_dir, out = tmp_path / "procs", tmp_path / "out.json"
     runner, workdir = tmp_path / "fake-httperf-run", tmp_path / "lvs"
-    runner.write_text("#!/bin/sh\nsleep 1\necho '{}'\n")      # a stand-in for roles/lvs_client's runner
+    # a stand-in for roles/lvs_client's runner (launched through python3): its document to --result
+    runner.write_text("import os, sys, time\ntime.sleep(1)\nresult = sys.argv[sys.argv.index('--result') + 1]\n"
+                      "open(result + '.part', 'w').write('{}\\n')\nos.replace(result + '.part', result)\n")
     runner.chmod(0o755)
     workdir.mkdir(mode=0o700)
     extra = ["-e", f"procs_dir={procs_dir}", "-e", f"procs_out={out}", "-e", f"procs_runner={runner}",
