@@ -29,6 +29,7 @@ import math
 import re
 
 from ansible.module_utils.testbed_results_summary import format_duration
+from ansible.module_utils.testbed_watchdog import watchdog_reason
 
 try:  # Ansible is there at run time; the tests import the module without it too.
     from ansible.errors import AnsibleFilterError
@@ -268,8 +269,8 @@ def sweep_overhead(started, finished, load_seconds):
 
     ``started``/``finished`` are epoch seconds of the sweep on the
     controller; ``load_seconds`` the load time of every point measured.
-    Returns ``{points, wall_s, load_s, overhead_s, overhead_pct}`` (``None``
-    when nothing was measured).
+    Returns ``{points, wall_s, load_s, overhead_s, overhead_pct, overhead_per_point_s}`` (``None``
+    when nothing was measured); ``overhead_per_point_s``: the orchestration per point measured.
     """
     fname = "sweep_overhead"
     if isinstance(load_seconds, (str, bytes)) or not isinstance(load_seconds, (list, tuple)):
@@ -284,7 +285,8 @@ def sweep_overhead(started, finished, load_seconds):
     if not math.isfinite(wall) or wall <= 0:
         _fail(fname, f"the sweep must have a positive wall time, got {wall!r}")
     return {"points": len(load_seconds), "wall_s": round(wall, 1), "load_s": round(load, 1),
-            "overhead_s": round(wall - load, 1), "overhead_pct": round(100.0 * (wall - load) / wall, 1)}
+            "overhead_s": round(wall - load, 1), "overhead_pct": round(100.0 * (wall - load) / wall, 1),
+            "overhead_per_point_s": round((wall - load) / len(load_seconds), 1)}
 
 
 def _short(text, limit=160):
@@ -388,7 +390,7 @@ def load_stopped_reasons(run, tool=None):
                           else "(no estimate: the default deadline, testbed_workload_deadline_default_s)")
                        + " and was stopped")
     if finding:
-        reasons.append(f"the watchdog {finding}")
+        reasons.append(watchdog_reason(finding))
     return reasons
 
 

@@ -329,6 +329,18 @@ def test_an_iperf3_stopped_by_the_watchdog_or_its_deadline_says_so():
     point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
     assert "iperf3 exceeded its deadline of 90 s (estimate 10 s) and was stopped" in point["reasons"]
 
+    # iperf3 ended by the stop reports an error and no backend line: no claim that the traffic took another route
+    scenario["expected_peer"] = "10.231.8.10"
+    runs["iperf3"].update(stderr=stderr, rc=1, overran=False, parsed={"valid": False, "metrics": {},
+                                                                       "reasons": ["iperf3 reported an error"]})
+    point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
+    assert not [r for r in point["reasons"] if "did not cross the chain" in r], point["reasons"]
+    # a whole test whose backend saw another address still says so
+    runs["iperf3"].update(stderr="", rc=0, stdout="Accepted connection from 10.231.0.10, port 5201",
+                          parsed={"valid": True, "metrics": {"received_bps": 1e9}, "reasons": []})
+    point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "1-vnf"}, {}, "t0", "t1")
+    assert any("saw the test from 10.231.0.10, not from 10.231.8.10" in r for r in point["reasons"]), point["reasons"]
+
 
 def test_the_studys_rise_and_drops_are_checked_against_its_own_means_where_tabel_3_is_printed():
     notes = nfv_measure_filters.study_consistency_notes()

@@ -134,7 +134,8 @@ def test_progress_uses_measured_durations_once_there_are_some():
 
 def test_overhead_is_wall_minus_load():
     out = sweep_overhead(1000.0, 1100.0, [40.0, 45.0])
-    assert out == {"points": 2, "wall_s": 100.0, "load_s": 85.0, "overhead_s": 15.0, "overhead_pct": 15.0}
+    assert out == {"points": 2, "wall_s": 100.0, "load_s": 85.0, "overhead_s": 15.0, "overhead_pct": 15.0,
+                   "overhead_per_point_s": 7.5}
     assert sweep_overhead(1000.0, 1100.0, []) is None
     with pytest.raises(AnsibleFilterError, match="positive wall time"):
         sweep_overhead(1100.0, 1000.0, [1])

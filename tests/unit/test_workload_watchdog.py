@@ -18,6 +18,7 @@ from ansible.module_utils.testbed_sweep import (
     workload_watch_argv,
     workload_watch_shown,
 )
+from ansible.module_utils.testbed_watchdog import watchdog_finding_text
 
 HANG_GUARD_S = 240
 
@@ -106,6 +107,9 @@ def test_a_target_that_goes_silent_stops_the_load(tmp_path):
     finding = watchdog_finding(err)
     assert finding and finding.startswith("stopped the load ") and finding.endswith(
         f"s in: cc-docker (127.0.0.1 port {port}) did not answer 2 probes 1 s apart"), err
+    # the formatter other watchdogs use (LVS's rounds) says the same sentence as this shell
+    seconds_in = int(finding.split()[3])
+    assert finding == watchdog_finding_text(seconds_in, [("cc-docker", f"127.0.0.1 port {port}")], 2, 1)
     # the result is invalid with the watchdog's sentence (the sweep's health hook names the fault)
     run = {"tool": "ab", "rc": proc.returncode, "stdout": out, "stderr": err, "parsed": None, "error": "no output"}
     assert "the watchdog " + finding in workload_result(run, {}, {})["reasons"]

@@ -66,6 +66,7 @@ from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
 from ansible.module_utils.testbed_lvs_step import StepError, in_flight, launched_ahead, step, until  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
+from ansible.module_utils.testbed_watchdog import watchdog_reason  # noqa: E402
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
 
@@ -513,7 +514,7 @@ def lvs_in_flight(state, environment, director_kind="hardware"):
         out.append({"point": prev["point"], "metrics": {}, "started_at": start, "finished_at": max(start, end),
                     "environment": environment, "raw": raw,
                     # a load the watchdog stopped (tasks/watch.yml) says so
-                    "reasons": [f"the watchdog {finding}"] if finding else [],
+                    "reasons": [watchdog_reason(finding)] if finding else [],
                     "extra": {"scheduler": prev["point"].get("variant"), "director_kind": director_kind}})
     return out
 

@@ -42,6 +42,7 @@ from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
 from ansible.module_utils.testbed_sampling import SamplingError, cpu_window
 from ansible.module_utils.testbed_timetable import boundary_problems
+from ansible.module_utils.testbed_watchdog import watchdog_reason
 
 # Counters summed over processes; rates summed; per-reply averages weighted by replies.
 SUM_METRICS = (
@@ -206,7 +207,7 @@ def evaluate_point(clients, collect, real_servers, vip, port, requested_rate, nu
                 "point's counter read came late), so its first connections were not counted" % late)
     _load_verdict(point, results, total_processes, requested_rate, min_rate_ratio, max_error_pct)
     if watchdog:
-        point["reasons"].insert(0, "the watchdog %s" % watchdog)
+        point["reasons"].insert(0, watchdog_reason(watchdog))
         retry = retry_next = []
     _ipvs_counters(point, collect, director_counters, real_servers, vip, port)
     _cpu_windows(point, collect)

@@ -58,6 +58,8 @@ hook is guarded by one action name):
               and the point is judged invalid with that reason, probed and
               stored as a fault; detection takes ``misses`` x ``interval_s``
               plus one probe and the round's own time.
+``stopped``   () - the clients' loads were stopped (``stop_load`` done): no
+              ``stop_load`` any more, so no later round stops them again.
 ``ended``     (clients, window) - this point becomes the previous one;
               ``collect`` when nothing was launched during its load.
 ``settle``    (ahead) - between segments and at a pass's end: ``collect`` the
@@ -83,9 +85,10 @@ import re
 
 from ansible.module_utils.testbed_collect import sections, to_controller_time
 from ansible.module_utils.testbed_timetable import TimetableError, estimate_period, next_start, next_tick
+from ansible.module_utils.testbed_watchdog import watchdog_finding_text
 
-EVENTS = ("begin", "collected", "stored", "handed", "ticked", "watched", "ended", "settle", "probed", "switched",
-          "reset")
+EVENTS = ("begin", "collected", "stored", "handed", "ticked", "watched", "stopped", "ended", "settle", "probed",
+          "switched", "reset")
 
 # The next load starts after the first predicted tick at least this long (s)
 # after the read is due: a tick that comes a little early is still after the
@@ -298,9 +301,8 @@ def _watched(new, done, probes, interval_s, misses, now, **_):
         silent[name] = 0 if probe.get("answered") else silent.get(name, 0) + 1
     down = [name for name in sorted(silent) if silent[name] >= misses]
     if down:
-        watch["finding"] = "stopped the load %d s in: %s did not answer %d probes %s s apart" % (
-            max(0, int(float(now) - float(current["start_at"]))),
-            " ".join("%s (%s)" % (name, shown.get(name, name)) for name in down), misses, _number_text(interval_s))
+        watch["finding"] = watchdog_finding_text(float(now) - float(current["start_at"]),
+                                                 [(name, shown.get(name, name)) for name in down], misses, interval_s)
         watch["done"] = True
         # no look at the tick of a load that is stopped
         new["do"] = [d for d in new["do"] if d not in ("stop_load", "see_tick")] + ["stop_load"]
@@ -310,9 +312,8 @@ def _watched(new, done, probes, interval_s, misses, now, **_):
     new["current"] = dict(current, watch=watch)
 
 
-def _number_text(value):
-    value = float(value)
-    return "%d" % value if value == int(value) else "%g" % value
+def _stopped(new, **_):
+    new["do"] = [d for d in new["do"] if d != "stop_load"]
 
 
 def _ended(new, clients, window, **_):
@@ -354,7 +355,7 @@ def _reset(new, **_):
 
 
 _HANDLERS = {"begin": _begin, "collected": _collected, "stored": _stored, "handed": _handed, "ticked": _ticked,
-             "watched": _watched, "ended": _ended, "settle": _settle, "probed": _probed, "switched": _switched, "reset": _reset}
+             "watched": _watched, "stopped": _stopped, "ended": _ended, "settle": _settle, "probed": _probed, "switched": _switched, "reset": _reset}
 
 
 def step(state, event, **context):
