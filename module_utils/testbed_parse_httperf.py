@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import math
 import re
 
 from ansible.module_utils.testbed_parse import (
@@ -91,6 +92,39 @@ REPLY_RATE_METRICS = ("reply_rate_min_per_s", "reply_rate_avg_per_s", "reply_rat
 
 COMMAND_LINE = r"^httperf (?P<args>--\S.*)$"
 TOTAL_ANCHOR = r"^Total: connections "
+
+
+def processes_per_host(rate, hosts, processes="auto", max_rate_per_process=1000):
+    """httperf processes one client host runs for a total ``rate`` (conn/s) spread over ``hosts``.
+
+    ``processes`` a whole number is taken as it is; ``auto`` gives enough processes that none
+    exceeds ``max_rate_per_process`` conn/s (one httperf process is one select() loop on one core).
+    The one definition of the rule: roles/lvs_client (what its load runner starts), the LVS
+    fidelity check's hand commands and playbooks/lab-nic-stress.yml use it through the filter
+    ``httperf_processes``. Raises ValueError naming the bad argument.
+    """
+    def number(value, what):
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            raise ValueError("%s must be a number, got %r" % (what, value)) from None
+        if out != out or out in (float("inf"), float("-inf")):
+            raise ValueError("%s must be a finite number, got %r" % (what, value))
+        return out
+
+    if processes != "auto":
+        count = number(processes, "processes (a whole number or auto)")
+        if count < 1 or count != int(count):
+            raise ValueError("processes must be auto or a whole number >= 1, got %r" % (processes,))
+        return int(count)
+    host_count = number(hosts, "hosts")
+    limit = number(max_rate_per_process, "max_rate_per_process")
+    total = number(rate, "rate")
+    if host_count < 1 or limit <= 0 or total <= 0:
+        raise ValueError("rate and max_rate_per_process must be > 0 and hosts >= 1, got rate %r, hosts %r, "
+                         "max_rate_per_process %r" % (rate, hosts, max_rate_per_process))
+    per_host = total / int(host_count) / limit
+    return max(1, int(math.ceil(per_host)))
 
 
 def _fmt(value):

@@ -18,7 +18,6 @@ from lvs_compare import (
     lvs_loads,
     lvs_point_seconds,
     lvs_probe_command,
-    lvs_processes,
     lvs_read_command,
     lvs_real_servers,
     lvs_role_of,
@@ -65,10 +64,16 @@ def test_loads_derive_the_connection_count():
 
 
 def test_processes_keep_each_httperf_below_its_rate_cap():
-    assert lvs_processes(200, 2, "auto", 50) == 2
-    assert lvs_processes(201, 2, "auto", 50) == 3
-    assert lvs_processes(10, 2, "auto", 1000) == 1
-    assert lvs_processes(10, 2, 4, 1000) == 4
+    from testbed_httperf import httperf_processes
+
+    assert httperf_processes(200, 2, "auto", 50) == 2
+    assert httperf_processes(201, 2, "auto", 50) == 3
+    assert httperf_processes(10, 2, "auto", 1000) == 1
+    assert httperf_processes(10, 2, 4, 1000) == 4
+    assert httperf_processes("10", "2", "4", "1000") == 4
+    for bad in ((0, 2), (10, 0), (10, 2, 0), (10, 2, 2.5), (10, 2, "many"), (10, 2, "auto", 0), ("x", 2)):
+        with pytest.raises(AnsibleFilterError, match="httperf_processes"):
+            httperf_processes(*bad)
 
 
 def test_role_of_and_offsets():

@@ -9,7 +9,6 @@ than Jinja loops (tests/unit/test_filters_lvs.py):
   var ``lvs_rip``, required; weight = ``lvs_weight``, default 1);
 * ``lvs_loads``: the load axis of the plan (rate and the connection count
   derived from it);
-* ``lvs_processes``: httperf processes per client for a rate;
 * ``lvs_role_of``: each host's role in the experiment;
 * ``lvs_clock_offsets``: each host's clock offset from the controller;
 * ``lvs_host_results``: every host's answer to one raw step;
@@ -66,6 +65,7 @@ from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
 from ansible.module_utils.testbed_lvs_step import StepError, in_flight, launched_ahead, step, until  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
+from ansible.module_utils.testbed_parse_httperf import processes_per_host  # noqa: E402
 from ansible.module_utils.testbed_watchdog import watchdog_reason  # noqa: E402
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))
@@ -140,16 +140,6 @@ def lvs_point_seconds(loads):
     if not loads:
         _fail("lvs_point_seconds", "loads must be a non-empty list of {rate, num_conns}")
     return sum(float(x["num_conns"]) / float(x["rate"]) for x in loads) / len(loads)
-
-
-def lvs_processes(rate, clients, per_client="auto", max_rate_per_process=1000):
-    """httperf processes per client host for one point (``auto``: none above max_rate_per_process)."""
-    fname = "lvs_processes"
-    if per_client != "auto":
-        return max(1, int(_number(fname, per_client, "processes_per_client")))
-    count = max(1, int(_number(fname, clients, "clients")))
-    return max(1, int(math.ceil(_number(fname, rate, "rate") / count / _number(fname, max_rate_per_process,
-                                                                               "max_rate_per_process"))))
 
 
 def lvs_role_of(groups):
@@ -547,7 +537,7 @@ def lvs_hand_commands(point, clients, host_index, server, port=80, uri="/", time
 
     The same split as ``lvs-httperf-run`` (roles/lvs_client/files; tests/unit/test_filters_lvs.py runs the
     runner and compares): the point's total rate R and connection count N over H client hosts
-    (``clients``) x P processes each (``processes``, ``auto`` as ``lvs_processes``: none above
+    (``clients``) x P processes each (``processes``, ``auto`` as filter ``httperf_processes``: none above
     ``max_rate_per_process``); process i (0-based over every host; this host's are
     ``host_index`` x P ...) gets R / (H x P) conn/s, N / (H x P) connections (the remainder to the
     first ones) and ``--client=i/(H x P)``. ``point`` is a planned point (its ``parameters``) or
@@ -566,7 +556,10 @@ def lvs_hand_commands(point, clients, host_index, server, port=80, uri="/", time
         _fail(fname, f"the point's rate must be > 0 and num_conns a whole number >= 1, got {params!r}")
     if hosts < 1 or not 0 <= index_of_host < hosts:
         _fail(fname, f"host_index must lie in [0, clients), got {host_index!r} of {clients!r} client(s)")
-    per_host = lvs_processes(rate, hosts, processes, max_rate_per_process)
+    try:
+        per_host = processes_per_host(rate, hosts, processes, max_rate_per_process)
+    except ValueError as exc:
+        _fail(fname, str(exc))
     total = hosts * per_host
     num_conns = int(num_conns)
     if num_conns < total:
@@ -678,7 +671,6 @@ class FilterModule:
             "lvs_real_servers": lvs_real_servers,
             "lvs_loads": lvs_loads,
             "lvs_point_seconds": lvs_point_seconds,
-            "lvs_processes": lvs_processes,
             "lvs_role_of": lvs_role_of,
             "lvs_clock_offsets": lvs_clock_offsets,
             "lvs_host_results": lvs_host_results,
