@@ -20,7 +20,7 @@ ALL_SCENARIOS := $(filter-out default,$(notdir $(patsubst %/,%,$(dir $(wildcard 
 SCENARIOS ?= $(filter-out $(LAB_SCENARIOS),$(ALL_SCENARIOS)) $(LAB_SCENARIOS)
 INVENTORY ?= inventories/lab
 
-.PHONY: help setup setup-lab images test lint unit integration faults hardware-like integration-services integration-others lab-storage-image topology molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
+.PHONY: help setup setup-lab images test lint import-map unit integration faults hardware-like integration-services integration-others lab-storage-image topology molecule molecule-lab scenarios lab-scenarios example-report pin clean-results \
         lvs-lab-up lvs-lab-down lvs nfv report collection collection-sanity ee ee-test
 
 help:  ## list the targets
@@ -43,11 +43,15 @@ test: lint unit integration collection-sanity molecule  ## everything CI runs
 PEP8 := pycodestyle --max-line-length 160 --ignore E402,W503,W504,E741,E203,E701,E704 \
 	--exclude .venv,build,context,testbed_schemas.py,lvs-timetable-bench.py
 
-lint:  ## yamllint, ansible-lint (production profile), ruff, pycodestyle (ansible-test's pep8)
+lint:  ## yamllint, ansible-lint (production profile), ruff, pycodestyle (ansible-test's pep8), every ansible.module_utils import resolved by pyright
 	yamllint -s .
 	ansible-lint
 	ruff check .
 	$(PEP8) library module_utils filter_plugins action_plugins callback_plugins roles
+	./scripts/check-imports.sh
+
+import-map:  ## write .config/import-map again (after adding a module_utils file): editors resolve ansible.module_utils.<name>
+	python scripts/import-map.py
 
 unit:  ## pytest unit tests (parsers, filters, store, schema, report)
 	python -m pytest -q tests/unit

@@ -1,0 +1,1 @@
+../../../../roles/storage_client/module_utils/storage_client_qemu.py

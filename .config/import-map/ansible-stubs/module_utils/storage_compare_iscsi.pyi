@@ -1,0 +1,1 @@
+../../../../roles/storage_compare/module_utils/storage_compare_iscsi.py

@@ -1,0 +1,1 @@
+../../../../roles/container_compare/module_utils/testbed_cc_hpcc.py

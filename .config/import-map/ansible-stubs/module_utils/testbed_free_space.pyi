@@ -1,0 +1,1 @@
+../../../../module_utils/testbed_free_space.py

@@ -1,0 +1,1 @@
+../../../../roles/lvs_compare/module_utils/testbed_lvs_step.py

@@ -1,0 +1,1 @@
+../../../../module_utils/testbed_parse_iperf3.py

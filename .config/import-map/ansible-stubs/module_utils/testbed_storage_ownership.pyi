@@ -1,0 +1,1 @@
+../../../../module_utils/testbed_storage_ownership.py
