@@ -108,7 +108,7 @@ def processes_per_host(rate, hosts, processes="auto", max_rate_per_process=1000)
             out = float(value)
         except (TypeError, ValueError):
             raise ValueError("%s must be a number, got %r" % (what, value)) from None
-        if out != out or out in (float("inf"), float("-inf")):
+        if not math.isfinite(out):
             raise ValueError("%s must be a finite number, got %r" % (what, value))
         return out
 

@@ -71,7 +71,8 @@ def test_processes_keep_each_httperf_below_its_rate_cap():
     assert httperf_processes(10, 2, "auto", 1000) == 1
     assert httperf_processes(10, 2, 4, 1000) == 4
     assert httperf_processes("10", "2", "4", "1000") == 4
-    for bad in ((0, 2), (10, 0), (10, 2, 0), (10, 2, 2.5), (10, 2, "many"), (10, 2, "auto", 0), ("x", 2)):
+    for bad in ((0, 2), (10, 0), (10, 2, 0), (10, 2, 2.5), (10, 2, "many"), (10, 2, "auto", 0), ("x", 2),
+                (float("nan"), 2), (10, 2, "auto", float("inf"))):
         with pytest.raises(AnsibleFilterError, match="httperf_processes"):
             httperf_processes(*bad)
 
