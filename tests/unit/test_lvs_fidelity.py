@@ -122,20 +122,66 @@ def _harness(**change):
     return result
 
 
-def test_hand_result_adds_up_every_processs_figure():
+def _reports():
+    """Every process's httperf report of the case: (connection rate, response time ms, replies)."""
+    out = []
+    for host in CLIENTS:
+        for proc in json.loads(read_fixture(CASE, host + ".json"))["processes"]:
+            lines = proc["stdout"].splitlines()
+            rate = next(float(x.split()[2]) for x in lines if x.startswith("Connection rate:"))
+            response = next(float(x.split()[4]) for x in lines if x.startswith("Reply time [ms]:"))
+            replies = next(int(x.split()[6]) for x in lines if x.startswith("Total: connections"))
+            out.append((rate, response, replies))
+    return out
+
+
+def test_hand_result_combines_the_reports_as_the_harness_does():
+    reports = _reports()
+    assert len(reports) == 4
     hand = lvs_hand_result(_hostvars(), CLIENTS, min_rate_ratio=0.9, max_error_pct=1.0, max_client_cpu_pct=95)
     assert hand["valid"] and hand["reasons"] == [] and hand["processes"] == 4
-    rates = [float(line.split()[2]) for host in CLIENTS for proc in json.loads(read_fixture(CASE, host + ".json"))["processes"]
-             for line in proc["stdout"].splitlines() if line.startswith("Connection rate:")]
-    assert len(rates) == 4
-    assert hand["metrics"]["connection_rate_per_s"] == pytest.approx(sum(rates))
-    # The same reports through the harness's evaluation give the same total: the pair of one run is (x, x).
+    # the default figure: httperf's response time, weighted by replies over the processes
+    weighted = sum(t * n for _r, t, n in reports) / sum(n for _r, _t, n in reports)
+    assert hand["metrics"] == {"response_time_ms": pytest.approx(weighted, abs=1e-4)}
+    # a rate is added up
+    rate = lvs_hand_result(_hostvars(), CLIENTS, metric="connection_rate_per_s")
+    assert rate["metrics"]["connection_rate_per_s"] == pytest.approx(sum(r for r, _t, _n in reports))
+    # The same reports through the harness's evaluation give the same figure: the pair of one run is (x, x).
     harness = _harness()
     assert harness["valid"] is True
-    assert lvs_fidelity_pair(hand, harness) == [pytest.approx(sum(rates)), pytest.approx(sum(rates))]
+    assert lvs_fidelity_pair(hand, harness) == [pytest.approx(weighted, abs=1e-4), pytest.approx(weighted, abs=1e-4)]
+    net = lvs_hand_result(_hostvars(), CLIENTS, metric="net_io_kb_s")
+    assert lvs_fidelity_pair(net, harness, "net_io_kb_s")[0] == pytest.approx(
+        lvs_fidelity_pair(net, harness, "net_io_kb_s")[1])
     # Without the director's counters the harness judges the run invalid: no value on that side.
     unread = _harness(director_counters="=== prev-cpu\n")
     assert unread["valid"] is False and lvs_fidelity_pair(hand, unread)[1] is None
+
+
+def test_the_point_gives_the_rate_and_connections_when_the_call_does_not():
+    """tasks/store.yml and fidelity_pair.yml pass the point only: lvs_point reads rate and num_conns from it."""
+    given = _harness()
+    taken = _harness(requested_rate=None, num_conns=None)
+    assert taken["result"]["metrics"] == given["result"]["metrics"]
+    assert taken["result"]["metrics"]["requested_rate_per_s"] == 60
+    args = {"point": {"variant": "wrr", "parameters": {"num_conns": 600}, "repetition": 1}, "clients": [],
+            "collect": {}, "real_servers": [], "vip": "10.250.1.10", "environment": {}}
+    failed, result = run_module(lvs_point, args)
+    assert failed is True
+    assert "requested_rate is not given and the point's parameters have no usable rate" in result["msg"]
+
+
+def test_a_slower_reply_through_the_harness_is_a_difference_the_check_sees():
+    """The compared figure can move: one process's replies twice as slow change the response time, not the rate."""
+    def slower(item):
+        item["stdout"] = "\n".join(
+            ("Reply time [ms]: response %.1f transfer %s" % (float(x.split()[4]) * 2, x.split()[6])
+             if x.startswith("Reply time [ms]:") else x) for x in item["stdout"].splitlines())
+    base = lvs_hand_result(_hostvars(), CLIENTS)
+    slow = lvs_hand_result(_hostvars(slower), CLIENTS)
+    assert slow["valid"] and slow["metrics"]["response_time_ms"] > base["metrics"]["response_time_ms"] * 1.05
+    assert lvs_hand_result(_hostvars(slower), CLIENTS, metric="connection_rate_per_s")["metrics"] == \
+        lvs_hand_result(_hostvars(), CLIENTS, metric="connection_rate_per_s")["metrics"]
 
 
 @pytest.mark.parametrize("change, reason", [
@@ -149,7 +195,7 @@ def test_hand_result_adds_up_every_processs_figure():
 def test_a_failed_run_by_hand_gives_no_value(change, reason):
     hand = lvs_hand_result(_hostvars(change), CLIENTS)
     assert not hand["valid"]
-    assert hand["metrics"] == {"connection_rate_per_s": None}
+    assert hand["metrics"] == {"response_time_ms": None}
     assert any(reason in r for r in hand["reasons"]), hand["reasons"]
     assert lvs_fidelity_pair(hand, _harness())[0] is None
 

@@ -62,6 +62,7 @@ for _up in (1, 2, 3):
 
 from ansible.module_utils.testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
 from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
+from ansible.module_utils.testbed_lvs import aggregate_httperf  # noqa: E402
 from ansible.module_utils.testbed_lvs_step import StepError, in_flight, launched_ahead, step, until  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
@@ -596,20 +597,21 @@ def _host_var(hostvars, host, var):
     return value if isinstance(value, dict) else None
 
 
-def lvs_hand_result(hostvars, clients, var="__lvs_compare_hand", metric="connection_rate_per_s", min_rate_ratio=0.9,
+def lvs_hand_result(hostvars, clients, var="__lvs_compare_hand", metric="response_time_ms", min_rate_ratio=0.9,
                     max_error_pct=1.0, max_client_cpu_pct=95.0):
-    """The run by hand of the fidelity check, as its operator reads it: each httperf report's figure, added up.
+    """The run by hand of the fidelity check, as its operator reads it: every httperf report, combined.
 
     ``clients``: the client hosts; ``var``: each one's registered ``async_status`` loop over its
     processes (an item's ``item.item`` is the ``lvs_hand_commands`` entry it started). Every report
     is parsed by the httperf parser with the process's own requested rate and the sweep's
-    thresholds (the same verdict a harness process gets), and ``metric`` - a rate or a count: it
-    is summed - is added up over every process of every client. Returns ``{valid, metrics:
-    {metric}, reasons, processes}`` (``fidelity_value`` reads it): not valid when a client has no
-    result, a process did not finish, exited non-zero, gave an unusable or invalid report, or
-    lacks the metric.
+    thresholds (the same verdict a harness process gets), and the reports are combined the way
+    ``lvs_point`` combines the harness's (``aggregate_httperf``: rates and counts added up, per-reply
+    times weighted by replies); ``metric`` is read from that. Returns ``{valid, metrics: {metric},
+    reasons, processes}`` (``fidelity_value`` reads it): not valid when a client has no result, a
+    process did not finish, exited non-zero, gave an unusable or invalid report, or the combined
+    reports lack the metric.
     """
-    reasons, total, processes = [], 0.0, 0
+    reasons, parsed_all, requested, processes = [], [], 0.0, 0
     for host in clients or []:
         step = _host_var(hostvars, host, var)
         if step is None or step.get("skipped") or step.get("unreachable") or not isinstance(step.get("results"), list) \
@@ -639,18 +641,20 @@ def lvs_hand_result(hostvars, clients, var="__lvs_compare_hand", metric="connect
             if not parsed.get("valid"):
                 reasons.append(f"{label}: " + "; ".join(parsed.get("reasons") or ["judged invalid"]))
                 continue
-            value = (parsed.get("metrics") or {}).get(metric)
-            if value is None:
-                reasons.append(f"{label}: its report gives no {metric}")
-                continue
-            total += float(value)
+            parsed_all.append((label, parsed))
+            requested += float(entry.get("rate_per_s") or 0)
     if not processes and not reasons:
         reasons.append("no client ran httperf by hand")
-    return {"valid": not reasons, "metrics": {metric: round(total, 4) if not reasons else None},
+    value = None
+    if not reasons:
+        value = aggregate_httperf(parsed_all, requested or 1.0).get(metric)
+        if value is None:
+            reasons.append(f"the reports by hand give no {metric}")
+    return {"valid": not reasons, "metrics": {metric: None if reasons else round(float(value), 4)},
             "reasons": reasons, "processes": processes}
 
 
-def lvs_fidelity_pair(hand, harness, metric="connection_rate_per_s", hand_switched=True, harness_switched=True):
+def lvs_fidelity_pair(hand, harness, metric="response_time_ms", hand_switched=True, harness_switched=True):
     """One pair of the fidelity check: ``[hand, harness]`` values of ``metric``; a side is null when its run failed.
 
     ``hand``: ``lvs_hand_result``'s answer; ``harness``: the ``lvs_point`` answer (``store: false``)

@@ -99,13 +99,11 @@ options:
     type: int
     default: 80
   requested_rate:
-    description: The point's total requested connection rate (conn/s) over all clients.
+    description: The point's total requested connection rate (conn/s) over all clients; default the point's C(parameters.rate).
     type: float
-    required: true
   num_conns:
-    description: The point's total number of connections over all clients.
+    description: The point's total number of connections over all clients; default the point's C(parameters.num_conns).
     type: int
-    required: true
   min_rate_ratio:
     description: Smallest achieved/requested rate ratio of a valid run.
     type: float
@@ -256,8 +254,8 @@ def main():
             clock_offsets=dict(type="dict", default={}),
             vip=dict(type="str", required=True),
             port=dict(type="int", default=80),
-            requested_rate=dict(type="float", required=True),
-            num_conns=dict(type="int", required=True),
+            requested_rate=dict(type="float"),
+            num_conns=dict(type="int"),
             min_rate_ratio=dict(type="float", default=0.9),
             max_error_pct=dict(type="float", default=1.0),
             max_client_cpu_pct=dict(type="float", default=95.0),
@@ -269,6 +267,14 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    parameters = p["point"].get("parameters") if isinstance(p["point"].get("parameters"), dict) else {}
+    for option, key, kind in (("requested_rate", "rate", float), ("num_conns", "num_conns", int)):
+        if p[option] is None:
+            try:
+                p[option] = kind(parameters[key])
+            except (KeyError, TypeError, ValueError):
+                module.fail_json(msg="lvs_point: %s is not given and the point's parameters have no usable %s (%r): "
+                                     "give %s, or a point planned with %s" % (option, key, parameters.get(key), option, key))
     try:
         result = evaluate_point(
             p["clients"], p["collect"], p["real_servers"], p["vip"], p["port"], p["requested_rate"],
