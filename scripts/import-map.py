@@ -22,10 +22,11 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MAP = os.path.join(ROOT, ".config", "import-map")
-PACKAGE = os.path.join(MAP, "ansible-stubs")
-STUBS = os.path.join(PACKAGE, "module_utils")
-MARKER = os.path.join(PACKAGE, "py.typed")
+
+
+def package(root=ROOT):
+    """The partial stub package: .config/import-map/ansible-stubs (its py.typed, its module_utils/)."""
+    return os.path.join(root, ".config", "import-map", "ansible-stubs")
 
 
 def sources(root=ROOT):
@@ -45,14 +46,14 @@ def sources(root=ROOT):
 
 def wanted(root=ROOT):
     """{link file name: its relative target} the map must hold."""
-    stubs = os.path.join(root, ".config", "import-map", "ansible-stubs", "module_utils")
+    stubs = os.path.join(package(root), "module_utils")
     return {f"{name}.pyi": os.path.relpath(os.path.join(root, rel), stubs) for name, rel in sources(root).items()}
 
 
 def problems(root=ROOT):
     """One sentence per entry of the map that is missing, stale or not ours."""
-    stubs = os.path.join(root, ".config", "import-map", "ansible-stubs", "module_utils")
-    marker = os.path.join(root, ".config", "import-map", "ansible-stubs", "py.typed")
+    stubs = os.path.join(package(root), "module_utils")
+    marker = os.path.join(package(root), "py.typed")
     out = []
     if not os.path.isfile(marker) or open(marker, encoding="utf-8").read() != "partial\n":
         out.append(f"{os.path.relpath(marker, root)} must exist and say 'partial' (else ansible.errors and the "
@@ -72,9 +73,9 @@ def problems(root=ROOT):
 
 def write(root=ROOT):
     """Write the map again: the marker and one link per shared library, stale entries removed."""
-    stubs = os.path.join(root, ".config", "import-map", "ansible-stubs", "module_utils")
+    stubs = os.path.join(package(root), "module_utils")
     os.makedirs(stubs, exist_ok=True)
-    with open(os.path.join(os.path.dirname(stubs), "py.typed"), "w", encoding="utf-8") as handle:
+    with open(os.path.join(package(root), "py.typed"), "w", encoding="utf-8") as handle:
         handle.write("partial\n")
     want = wanted(root)
     for entry in os.listdir(stubs):
