@@ -36,6 +36,10 @@ TOO_FEW = "not enough pairs"
 
 MIN_PAIRS = 3
 MINUS = "\u2212"
+# A report's fidelity line with a verdict (any of the three; not "not checked"), as fidelity_sentence writes it:
+# what a test of a whole run looks for, whichever verdict the machine's noise gave.
+VERDICT_SENTENCE = (r"Fidelity: (?:equivalent within \u00b1[\d.]+ %|different \(beyond \u00b1[\d.]+ %\)"
+                    r"|too noisy to tell \(widen n\) against \u00b1[\d.]+ %) \(n=\d+, mean ")
 
 
 def _fail(fname, message):

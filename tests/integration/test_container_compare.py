@@ -20,6 +20,7 @@ import sys
 
 import playbook_run
 import pytest
+from ansible.module_utils.testbed_fidelity import VERDICT_SENTENCE
 from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -119,8 +120,9 @@ def test_report_has_the_overall_index_and_the_fidelity_check(first_run):
     report = open(os.path.join(run_dir, "report.md")).read()
     assert "## Overall index: each metric's mean as a ratio to native" in report
     assert "| docker (reference) |" in report and "| overall index |" in report
-    assert re.search(r"Fidelity: (equivalent within|different \(beyond|too noisy to tell \(widen n\) against) "
-                     r"\u00b1\d+ % \(n=\d+, mean ", report), "no fidelity verdict in the report"
+    # any of the three verdicts is a measurement (with a busy core the hand and harness runs may well differ);
+    # "not checked" (a pair with a failed run) is not
+    assert re.search(VERDICT_SENTENCE, report), "no fidelity verdict in the report"
     for workload in WORKLOADS:
         assert f"## {workload} (" in report
     assert "## net_bw (nuttcp 6.1.2, client on the host)" in report

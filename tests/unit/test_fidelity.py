@@ -4,6 +4,7 @@ Every expected number is computed by hand: with three pairs df = 2 and the one-s
 Student's t with 2 degrees of freedom is t* = 2.919986 (tables); se = s / sqrt(3).
 """
 import math
+import re
 
 import pytest
 import testbed_fidelity as plugin
@@ -13,6 +14,7 @@ from ansible.module_utils.testbed_fidelity import (
     EQUIVALENT,
     TOO_FEW,
     TOO_NOISY,
+    VERDICT_SENTENCE,
     fidelity,
     fidelity_from_points,
     fidelity_sentence,
@@ -144,6 +146,20 @@ def test_sentence():
         "Fidelity: too noisy to tell (widen n) against \u00b15 % (n=3, mean 0.0 %, 90 % CI \u221216.9 \u2026 +16.9 %)")
     with pytest.raises(AnsibleFilterError, match="expected a fidelity result"):
         fidelity_sentence({})
+
+
+@pytest.mark.parametrize("pairs", [[[100, 98.8], [100, 97.9], [100, 99.7]], [[100, 110], [100, 111], [100, 109]],
+                                   [[100, 110], [100, 90], [100, 100]]])
+def test_verdict_sentence_matches_each_verdict(pairs):
+    """VERDICT_SENTENCE (what the integration tests look for) matches every verdict's sentence."""
+    assert re.search(VERDICT_SENTENCE, fidelity_sentence(fidelity(pairs), "what"))
+    assert re.search(VERDICT_SENTENCE, fidelity_sentence(fidelity(pairs, tolerance_pct=2.5)))
+
+
+def test_verdict_sentence_does_not_match_not_checked():
+    result = fidelity_from_points([_doc("p1", [[100, 101], [100, None], [100, 99]])], "baseline")
+    assert result["sentence"].startswith("Fidelity: not checked")
+    assert not re.search(VERDICT_SENTENCE, result["sentence"])
 
 
 def _doc(point_id, pairs, variant="baseline", valid=True):
