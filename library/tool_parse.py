@@ -86,57 +86,9 @@ raw:
   type: str
 """
 
-import inspect  # noqa: E402
-
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_parse import PARSE_ARGUMENT_SPEC, parse_and_exit  # noqa: E402
-from ansible.module_utils.testbed_parse_ab import parse as parse_ab  # noqa: E402
-from ansible.module_utils.testbed_parse_ceph import parse as parse_ceph  # noqa: E402
-from ansible.module_utils.testbed_parse_curl import parse as parse_curl  # noqa: E402
-from ansible.module_utils.testbed_parse_docker_stats import parse as parse_docker_stats  # noqa: E402
-from ansible.module_utils.testbed_parse_fio import parse as parse_fio  # noqa: E402
-from ansible.module_utils.testbed_parse_hpcc import parse as parse_hpcc  # noqa: E402
-from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
-from ansible.module_utils.testbed_parse_iozone import parse as parse_iozone  # noqa: E402
-from ansible.module_utils.testbed_parse_iperf3 import parse as parse_iperf3  # noqa: E402
-from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm  # noqa: E402
-from ansible.module_utils.testbed_parse_lftp import parse as parse_lftp  # noqa: E402
-from ansible.module_utils.testbed_parse_netperf import parse as parse_netperf  # noqa: E402
-from ansible.module_utils.testbed_parse_nuttcp import parse as parse_nuttcp  # noqa: E402
-from ansible.module_utils.testbed_parse_ping import parse as parse_ping  # noqa: E402
-from ansible.module_utils.testbed_parse_postal import parse as parse_postal  # noqa: E402
-from ansible.module_utils.testbed_parse_sockperf import parse as parse_sockperf  # noqa: E402
-from ansible.module_utils.testbed_parse_sysbench import parse as parse_sysbench  # noqa: E402
-from ansible.module_utils.testbed_parse_xz import parse as parse_xz  # noqa: E402
-from ansible.module_utils.testbed_parse_zpool import parse as parse_zpool  # noqa: E402
-
-PARSERS = {
-    "ab": parse_ab,
-    "ceph": parse_ceph,
-    "curl": parse_curl,
-    "docker_stats": parse_docker_stats,
-    "fio": parse_fio,
-    "hpcc": parse_hpcc,
-    "httperf": parse_httperf,
-    "iozone": parse_iozone,
-    "iperf3": parse_iperf3,
-    "ipvsadm": parse_ipvsadm,
-    "lftp": parse_lftp,
-    "netperf": parse_netperf,
-    "nuttcp": parse_nuttcp,
-    "ping": parse_ping,
-    "postal": parse_postal,
-    "sockperf": parse_sockperf,
-    "sysbench": parse_sysbench,
-    "xz": parse_xz,
-    "zpool": parse_zpool,
-}
-
-
-def parser_options(tool):
-    """The option names a tool's parser takes besides text and source."""
-    names = list(inspect.signature(PARSERS[tool]).parameters)
-    return [name for name in names if name not in ("text", "source")]
+from ansible.module_utils.testbed_parsers import PARSERS, parser_options  # noqa: E402
 
 
 def main():

@@ -30,7 +30,7 @@ SCENARIOS = '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}, {"name":
 SHORT = OWN_CHAIN + ["-e", SCENARIOS, "-e", "nfv_measure_repetitions=1", "-e", "nfv_measure_fidelity=false"]
 CLIENT = f"{CHAIN}-client"
 FIREWALL = f"{CHAIN}-1-vnf-hop1-firewall"   # roles/nfv_chain: <chain>-<scenario>-hop<N>-<type>
-IPERF3_START = "TASK [testbed_workload : Run with LC_ALL=C: iperf3]"
+IPERF3_START = "TASK [testbed_workload : Run in one call: iperf3 with the CPU window"
 POINTS = {"baseline__duration_s-10_protocol-tcp_streams-1__rep1", "1-vnf__duration_s-10_protocol-tcp_streams-1__rep1"}
 
 

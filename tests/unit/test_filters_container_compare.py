@@ -207,6 +207,16 @@ def test_point_cpu_and_memory():
     assert memory["valid"] and memory["metrics"]["memory_mib_s"] > 0
 
 
+def test_point_load_counts_every_run_that_loaded_the_guest():
+    """The measuring run, its preparations and the fidelity pairs' runs are load; the rest is orchestration."""
+    run = dict(_run("sysbench", "cpu_t2.txt"), duration_s=10.0)
+    assert cc.cc_point([run], _point("cpu", threads=2), {}, FINGERPRINT)["load_s"] == 10.0
+    paired = cc.cc_point([run], _point("cpu", threads=2), {}, FINGERPRINT, {"fidelity_pairs": [[1, 1]], "fidelity_load_s": "60.5"})
+    assert paired["load_s"] == 70.5
+    prep = dict(_run("sysbench", "cpu_t2.txt"), tool="curl", duration_s=1.25)
+    assert cc.cc_point([prep, run], _point("cpu", threads=2), {}, FINGERPRINT)["load_s"] == 11.25
+
+
 def test_point_disk_picks_the_pattern_side():
     read = cc.cc_point([_run("fio", "randread_4k_qd32_libaio.json")], _point("disk", pattern="randread"), {}, FINGERPRINT)
     assert read["valid"], read["reasons"]

@@ -290,6 +290,19 @@ def test_nfv_point_keeps_the_fidelity_pairs_and_the_hand_runs():
     assert plain["extra"]["fidelity_pairs"] is None and not any(k.startswith("direct") for k in plain["raw"])
 
 
+def test_nfv_point_counts_the_fidelity_pairs_runs_as_load():
+    """The sweep's overhead is its wall time minus load: the pairs' iperf3 runs load the chain, they are not Ansible."""
+    scenario = {"name": "baseline", "containers": ["client", "backend"], "hops": [], "icmp_passes": False,
+                "expected_peer": None}
+    runs = {"iperf3": {"parsed": None, "error": "x", "stdout": "", "duration_s": 10.2},
+            "sockperf": {"parsed": None, "error": "y", "duration_s": 5.1}}
+    assert nfv_measure_filters.nfv_point(runs, scenario, {"variant": "baseline"}, {}, "t0", "t1")["load_s"] == 15.3
+    direct = {"command": "docker exec ...", "rc": [0], "pairs": [[25.0, 24.5]], "raws": ["{}"], "load_s": "20.4"}
+    point = nfv_measure_filters.nfv_point(runs, scenario, {"variant": "baseline"}, {}, "t0", "t1", None, direct)
+    assert point["load_s"] == 35.7
+    assert point["extra"]["fidelity_direct"]["load_s"] == "20.4"
+
+
 def test_the_studys_tabels_3_4_5_in_their_own_columns_beside_this_run():
     lat, thr, cpu = nfv_measure_filters.nfv_study_shape_tables(_docs(), nfv_chain_filters.nfv_topology(STUDY)["scenarios"])
     assert lat["header"] == ["scenario", "mean latency ms, this run", "rise %, this run", "mean latency ms, study",

@@ -40,9 +40,10 @@ def test_the_workload_role_runs_exactly_the_registered_tools():
     spec = workload_spec()
     tools = sorted(set(tool_parse.PARSERS) - NOT_WORKLOADS)
     assert sorted(spec["main"]["options"]["testbed_workload_tool"]["choices"]) == tools
-    assert sorted(set(spec) - {"main", "wait"}) == tools, "one entry point per tool in meta/argument_specs.yml"
+    assert sorted(set(spec) - {"main", "wait", "load"}) == tools, "one entry point per tool in meta/argument_specs.yml"
+    assert spec["load"]["options"]["testbed_workload_tool"]["choices"] == spec["main"]["options"]["testbed_workload_tool"]["choices"]
     files = {os.path.basename(p)[:-4] for p in glob.glob(os.path.join(WORKLOAD, "tasks", "*.yml"))}
-    assert sorted(files - {"main", "parse", "run", "wait"}) == tools, "one tasks/<tool>.yml per tool"
+    assert sorted(files - {"main", "parse", "run", "wait", "load"}) == tools, "one tasks/<tool>.yml per tool"
     for tool in tools:
         with open(os.path.join(WORKLOAD, "tasks", tool + ".yml"), encoding="utf-8") as handle:
             assert re.search(rf"__testbed_workload_tool: {tool}\b", handle.read()), f"tasks/{tool}.yml runs {tool}"
@@ -51,5 +52,8 @@ def test_the_workload_role_runs_exactly_the_registered_tools():
 def test_every_tool_entry_point_takes_the_same_options_as_main():
     spec = workload_spec()
     common = {k: v for k, v in spec["main"]["options"].items() if k != "testbed_workload_tool"}
-    for tool in set(spec) - {"main", "wait"}:
+    for tool in set(spec) - {"main", "wait", "load"}:
         assert spec[tool]["options"] == common, tool
+    # the one-call entry point takes them too, and its CPU window
+    load = {k: v for k, v in spec["load"]["options"].items() if k not in ("testbed_workload_tool", "testbed_workload_cpu_window")}
+    assert load == common

@@ -513,6 +513,10 @@ def cc_point(runs, point, environment, fingerprint, extra=None, host_stat=None):
         if missing:
             result["valid"] = False
             result["reasons"].append(f"{tool} gave no {', '.join(missing)} for workload {workload}")
+    # every run of the point loaded the guest: its preparations and its fidelity pairs' runs (by hand and through
+    # the harness, extra.fidelity_load_s) are load too, not orchestration (the sweep's overhead)
+    result["load_s"] = round(float(result.get("load_s") or 0) + sum(float(r.get("duration_s") or 0) for r in runs[:-1])
+                             + float((extra or {}).get("fidelity_load_s") or 0), 3)
     shown = [f"{k} {v:.4g}" for k, v in list(result["metrics"].items())[:2] if isinstance(v, (int, float))]
     result["summary"] = ", ".join(shown) or None
     return result

@@ -359,7 +359,7 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
     (``ping`` absent or None where ICMP cannot cross the chain) and ``cpu``,
     the registered ``cpu_sample`` result.  ``scenario`` is the scenario of
     ``nfv_topology``; ``direct`` the fidelity pairs of the point (``{command,
-    rc, pairs: [[hand, harness] Gbit/s], raws: [hand run stdout]}``, or None):
+    rc, pairs: [[hand, harness] Gbit/s], raws: [hand run stdout], load_s: the pairs' runs' seconds}``, or None):
     ``extra.fidelity_pairs`` and raw files ``direct-iperf3-N.json``.  Returns ``{point, metrics, valid, reasons, warnings, sources, raw,
     extra, environment, started_at, finished_at, load_s, summary}``: Gbit/s
     from iperf3's bit/s, ms from sockperf's microseconds, the CPU of every
@@ -444,7 +444,9 @@ def nfv_point(runs, scenario, point, environment, started_at, finished_at, cgrou
         raw["direct-iperf3.json"] = direct["raw"]
     for number, text in enumerate((direct or {}).get("raws") or [], start=1):
         raw[f"direct-iperf3-{number}.json"] = text or ""
-    load_s = sum(r.get("duration_s") or 0 for r in (iperf3_run, ping_run or {}, sockperf_run))
+    # the fidelity pairs' runs (by hand and through the harness) load the chain too: their seconds are load
+    load_s = sum(r.get("duration_s") or 0 for r in (iperf3_run, ping_run or {}, sockperf_run)) + float(
+        (direct or {}).get("load_s") or 0)
 
     def fmt(value, pattern):
         return "N/A" if value is None else pattern % value
