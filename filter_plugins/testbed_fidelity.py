@@ -25,6 +25,7 @@ for _up in (1, 2, 3):
 from ansible.module_utils.testbed_fidelity import (  # noqa: E402
     fidelity,
     fidelity_from_points,
+    fidelity_more,
     fidelity_sentence,
     fidelity_value,
 )
@@ -37,6 +38,7 @@ class FilterModule:
         return {
             "fidelity": fidelity,
             "fidelity_from_points": fidelity_from_points,
+            "fidelity_more": fidelity_more,
             "fidelity_sentence": fidelity_sentence,
             "fidelity_value": fidelity_value,
         }

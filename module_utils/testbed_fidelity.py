@@ -200,6 +200,38 @@ def fidelity_sentence(result, what=""):
     return text + "."
 
 
+def fidelity_more(pairs, minimum=MIN_PAIRS, cap=None, tolerance_pct=5.0, alpha=0.05):
+    """Whether a fidelity check measures another pair: the pairs are added until the test decides.
+
+    ``pairs`` are the ``[hand, harness]`` pairs measured so far (a pair with a failed run, ``None``,
+    counts as measured, not as usable). Another pair is measured while fewer than ``minimum`` are
+    usable, or while the equivalence test says "too noisy to tell" - as long as fewer than ``cap``
+    pairs were measured (``cap`` below ``minimum`` counts as ``minimum``; no cap: ``minimum``).
+    """
+    fname = "fidelity_more"
+    if pairs is None or isinstance(pairs, (str, bytes, dict)):
+        _fail(fname, f"pairs must be a list of [hand, harness], got {pairs!r}")
+    least = _whole(fname, minimum, "minimum", MIN_PAIRS)
+    most = max(least, _whole(fname, cap, "cap", 1) if cap not in (None, "") else least)
+    measured = list(pairs)
+    if len(measured) >= most:
+        return False
+    usable = [pair for pair in measured if isinstance(pair, (list, tuple)) and len(pair) == 2 and None not in pair]
+    if len(usable) < least:
+        return True
+    return fidelity(usable, tolerance_pct, alpha)["verdict"] == TOO_NOISY
+
+
+def _whole(fname, value, what, least):
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or isinstance(value, bool) or number != float(value) or number < least:
+        _fail(fname, f"{what} must be a whole number >= {least}, got {value!r}")
+    return number
+
+
 def fidelity_value(run, metric, scale=1.0):
     """One side of a pair: ``metric`` x ``scale`` of a run, or None when the run gave no usable value.
 
@@ -232,7 +264,8 @@ def _get(mapping, dotted):
     return value
 
 
-def fidelity_from_points(documents, variant, tolerance_pct=5.0, alpha=0.05, what="", key="extra.fidelity_pairs"):
+def fidelity_from_points(documents, variant, tolerance_pct=5.0, alpha=0.05, what="", key="extra.fidelity_pairs",
+                         minimum=None, cap=None):
     """The fidelity result of a sweep's point documents.
 
     Collects the ``[hand, harness]`` pairs stored under ``key`` (default
@@ -242,7 +275,9 @@ def fidelity_from_points(documents, variant, tolerance_pct=5.0, alpha=0.05, what
     off), a result with verdict ``not enough pairs`` (and ``reason``) when
     fewer than 3 usable pairs remain, else ``fidelity``'s result; each has a
     ``sentence`` (``fidelity_sentence``) and ``points`` (the ids of the points
-    the pairs come from).
+    the pairs come from). With ``minimum`` and ``cap`` (pairs added until the
+    test decides, ``fidelity_more``) the sentence says which ended it: the
+    test deciding after n pairs, or the cap of pairs reached undecided.
     """
     fname = "fidelity_from_points"
     if documents is None or isinstance(documents, (str, bytes, dict)):
@@ -276,4 +311,13 @@ def fidelity_from_points(documents, variant, tolerance_pct=5.0, alpha=0.05, what
     result["sentence"] = fidelity_sentence(result, what)
     if dropped and result["verdict"] != TOO_FEW:
         result["sentence"] += f" {dropped} pair(s) with a failed run left out."
+    if minimum not in (None, "") and cap not in (None, ""):
+        most = max(int(minimum), int(cap))
+        measured = len(pairs) + dropped
+        if result["verdict"] == TOO_NOISY and measured >= most:
+            result["sentence"] += (f" The cap of {most} pairs was reached before the test could decide: "
+                                   "a larger cap (or a quieter machine) may decide it.")
+        elif result["verdict"] in (EQUIVALENT, DIFFERENT) and measured > int(minimum):
+            result["sentence"] += f" Decided after {measured} pairs (pairs were added until the test decided)."
+        result["cap"] = most
     return result

@@ -35,7 +35,7 @@ from playbook_run import run_dirs as _run_dirs  # noqa: E402
 BIN = os.path.dirname(sys.executable)
 SMALL = ['-e', '{"cpu_scaling_threads": [1, 2]}', '-e', 'testbed_repetitions=1', '-e', 'cpu_scaling_max_prime=2000']
 POINTS = {"native__duration_s-{}_threads-1__rep1", "native__duration_s-{}_threads-2__rep1"}
-LOAD_TASK = "TASK [testbed_workload : Run with LC_ALL=C: sysbench]"
+LOAD_TASK = "TASK [testbed_workload : Run in one call: sysbench]"
 # The interrupted run's load: long enough that the Ctrl-C, sent once its sysbench is seen in /proc, falls
 # inside it on a slow, loaded machine too (the point must be interrupted, not finished).
 INTERRUPTED_S = 20

@@ -17,6 +17,7 @@ from ansible.module_utils.testbed_fidelity import (
     VERDICT_SENTENCE,
     fidelity,
     fidelity_from_points,
+    fidelity_more,
     fidelity_sentence,
 )
 
@@ -213,3 +214,44 @@ def test_fidelity_value_reads_one_side_of_a_pair():
     with pytest.raises(AnsibleFilterError, match="fidelity_value: metric 'x' is 'fast'"):
         fidelity_value({"metrics": {"x": "fast"}}, "x")
     assert plugin.FilterModule().filters()["fidelity_value"] is fidelity_value
+
+
+# -- pairs added until the test decides (fidelity_more) --
+
+QUIET = [[100, 100.5], [100, 99.8], [100, 100.2]]          # equivalent at 3
+NOISY = [[100, 110], [100, 90], [100, 100]]                 # too noisy at 3
+
+
+def test_more_pairs_until_the_minimum_then_while_too_noisy():
+    assert fidelity_more([], 3, 10) is True
+    assert fidelity_more(QUIET[:2], 3, 10) is True
+    assert fidelity_more(QUIET, 3, 10) is False            # decided: equivalent
+    assert fidelity_more(NOISY, 3, 10) is True             # undecided: one more
+    assert fidelity_more([[100, 120], [100, 121], [100, 119]], 3, 10) is False   # decided: different
+
+
+def test_the_cap_ends_it_and_failed_runs_count_as_measured():
+    assert fidelity_more(NOISY, 3, 3) is False
+    assert fidelity_more(NOISY * 3 + [[100, 101]], 3, 10) is False               # 10 measured: the cap
+    assert fidelity_more([[100, None], [None, 99], [100, 100]], 3, 4) is True    # 1 usable of 3, cap 4
+    assert fidelity_more([[100, None], [None, 99], [100, 100], [100, None]], 3, 4) is False
+    assert fidelity_more(NOISY, 3, 1) is False              # a cap below the minimum is the minimum
+    assert fidelity_more(NOISY, 3) is False                 # no cap: the minimum
+
+
+@pytest.mark.parametrize("args, pattern", [(("x",), "pairs must be a list"), (([], 2), "minimum must be a whole number >= 3"),
+                                           (([], 3, "many"), "cap must be a whole number >= 1")])
+def test_more_refuses_bad_input(args, pattern):
+    with pytest.raises(AnsibleFilterError, match=pattern):
+        fidelity_more(*args)
+
+
+def test_the_sentence_says_whether_the_test_or_the_cap_ended_it():
+    capped = fidelity_from_points([_doc("p1", NOISY)], "baseline", minimum=3, cap=3)
+    assert capped["cap"] == 3 and "The cap of 3 pairs was reached before the test could decide" in capped["sentence"]
+    decided = fidelity_from_points([_doc("p1", NOISY + [[100, 100.1]] * 9)], "baseline", minimum=3, cap=20)
+    assert decided["verdict"] == EQUIVALENT and "Decided after 12 pairs" in decided["sentence"]
+    at_once = fidelity_from_points([_doc("p1", QUIET)], "baseline", minimum=3, cap=10)
+    assert at_once["verdict"] == EQUIVALENT and "Decided after" not in at_once["sentence"] and "cap" not in at_once["sentence"]
+    plain = fidelity_from_points([_doc("p1", NOISY)], "baseline")
+    assert "cap" not in plain and "cap" not in plain["sentence"]

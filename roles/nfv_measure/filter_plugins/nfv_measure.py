@@ -320,15 +320,16 @@ def nfv_study_reference(scenarios):
     return {"label": STUDY_LABEL, "values": values, "relative": relative} if values else None
 
 
-def nfv_fidelity(documents, tolerance_pct=5.0, alpha=0.05):
+def nfv_fidelity(documents, tolerance_pct=5.0, alpha=0.05, minimum=None, cap=None):
     """The fidelity check: iperf3 by hand and through the harness in interleaved pairs (``fidelity_from_points``).
 
     The pairs are ``extra.fidelity_pairs`` (``[hand, harness]`` Gbit/s) of the valid baseline points
     (tasks/direct.yml fills them after the first one).  Returns ``fidelity_from_points``'s result
-    (verdict, n, mean difference, 90 % interval, sentence), or ``{}`` when the run has no pairs.
+    (verdict, n, mean difference, 90 % interval, sentence), or ``{}`` when the run has no pairs; with
+    ``minimum`` and ``cap`` the sentence says whether the test decided or the cap of pairs was reached.
     """
     return fidelity.fidelity_from_points(
-        documents, "baseline", tolerance_pct, alpha,
+        documents, "baseline", tolerance_pct, alpha, minimum=minimum, cap=cap,
         what="Gbit/s of iperf3 through the harness against iperf3 run directly (plain docker exec) on the baseline's "
              "client and backend, harness/hand \u2212 1 over interleaved pairs")
 
