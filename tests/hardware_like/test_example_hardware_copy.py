@@ -43,38 +43,33 @@ def operator_copy():
     return name
 
 
+def short_sweep(tmp_path, inventory, results, experiment, host, metric, points, *extra):
+    """The experiment's playbook through the copy: exit 0, ``points`` valid documents naming ``host``, a
+    hardware run. Its output is kept beside the results."""
+    rc, out = playbook(f"playbooks/{experiment.replace('_', '-')}.yml", "-i", inventory,
+                       "-e", f"testbed_results_dir={results}", *extra)
+    (tmp_path / f"{experiment}.log").write_text(out)
+    assert rc == 0, explain(rc, out)
+    docs = stored_documents(results, experiment)
+    assert len(docs) == points, sorted(docs)
+    for ident, doc in docs.items():
+        assert doc["valid"] is True, (ident, doc["reasons"])
+        assert host in doc["environment"]["hosts"], sorted(doc["environment"]["hosts"])
+        assert doc["metrics"][metric] > 0, (ident, doc["metrics"])
+    assert "hardware" in json.dumps(run_file(results, experiment))
+
+
 def test_a_copy_of_the_template_with_addresses_filled_in_runs_cpu_scaling_and_nfv(tmp_path):
     rc, out = playbook("playbooks/lab-ssh-host.yml", "-i", "inventories/lab")
     assert rc == 0, explain(rc, out)
     inventory = operator_copy()
     try:
         results = tmp_path / "results"
-        rc, out = playbook("playbooks/cpu-scaling.yml", "-i", inventory, "-e", f"testbed_results_dir={results}",
-                           "-e", '{"cpu_scaling_threads": [1, 2]}', "-e", "testbed_repetitions=1",
-                           "-e", "cpu_scaling_duration_s=2")
-        (tmp_path / "cpu-scaling.log").write_text(out)
-        assert rc == 0, explain(rc, out)
-        docs = stored_documents(results, "cpu_scaling")
-        assert len(docs) == 2, sorted(docs)
-        for ident, doc in docs.items():
-            assert doc["valid"] is True, (ident, doc["reasons"])
-            assert "bench1-cpu" in doc["environment"]["hosts"], sorted(doc["environment"]["hosts"])
-            assert doc["metrics"]["events_per_s"] > 0
-        assert "hardware" in json.dumps(run_file(results, "cpu_scaling"))
-
-        rc, out = playbook("playbooks/nfv-chain.yml", "-i", inventory, "-e", f"testbed_results_dir={results}",
-                           "-e", '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}, '
-                                 '{"name": "1-vnf", "hops": ["firewall"]}]}',
-                           "-e", "nfv_measure_repetitions=1", "-e", "nfv_measure_fidelity=false")
-        (tmp_path / "nfv-chain.log").write_text(out)
-        assert rc == 0, explain(rc, out)
-        docs = stored_documents(results, "nfv_chain")
-        assert len(docs) == 2, sorted(docs)
-        for ident, doc in docs.items():
-            assert doc["valid"] is True, (ident, doc["reasons"])
-            assert "docker1" in doc["environment"]["hosts"], sorted(doc["environment"]["hosts"])
-            assert doc["metrics"]["throughput_gbps"] > 0
-        assert "hardware" in json.dumps(run_file(results, "nfv_chain"))
+        short_sweep(tmp_path, inventory, results, "cpu_scaling", "bench1-cpu", "events_per_s", 2,
+                    "-e", '{"cpu_scaling_threads": [1, 2]}', "-e", "testbed_repetitions=1", "-e", "cpu_scaling_duration_s=2")
+        short_sweep(tmp_path, inventory, results, "nfv_chain", "docker1", "throughput_gbps", 2,
+                    "-e", '{"nfv_chain_scenarios": [{"name": "baseline", "hops": []}, {"name": "1-vnf", "hops": ["firewall"]}]}',
+                    "-e", "nfv_measure_repetitions=1", "-e", "nfv_measure_fidelity=false")
         label = ["--filter", "label=org.testbed.nfv-chain"]
         left = subprocess.run(["docker", "ps", "-a", *label, "--format", "{{.Names}}"],
                               capture_output=True, text=True, check=True).stdout.split()
