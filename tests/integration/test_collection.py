@@ -38,6 +38,9 @@ PLAYBOOK = """\
     - name: Run sysbench through the workload role
       ansible.builtin.include_role: {name: testbed.infra.testbed_workload, tasks_from: sysbench}
       vars: {testbed_workload_args: [cpu, --threads=1, --time=1, run]}
+    - name: Run it again in one call (the collection's action plugin and module testbed_load; its result is stored)
+      ansible.builtin.include_role: {name: testbed.infra.testbed_workload, tasks_from: load}
+      vars: {testbed_workload_tool: sysbench, testbed_workload_args: [cpu, --threads=1, --time=1, run]}
     - name: Open a run
       testbed.infra.result_run:
         results_dir: "{{ results }}"
