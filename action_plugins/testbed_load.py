@@ -80,7 +80,7 @@ class ActionModule(ActionBase):
         if answer.get("unreachable"):
             # the host stopped answering: the sweep probes it (a fault); the result says what the run got
             gone = {"rc": None, "msg": answer.get("msg") or "unreachable", "stdout": "", "stderr": ""}
-            return dict(result, **answer, cpu=None, result=workload_result(tool, host, command, gone, started, _now(),
+            return dict(result, **answer, cpu=None, result=workload_result(tool, host, command, gone, started, finished,
                                                                            None, "no output: the host did not answer"))
         if answer.get("failed"):
             # the module could not run (no Python there, ...): the run has no output, and the result says why

@@ -174,7 +174,6 @@ cpu:
   type: dict
 """
 
-import datetime  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
@@ -237,13 +236,11 @@ def main():
         except (SamplingError, OSError, KeyError, TypeError, ValueError) as exc:
             sampled["error"] = f"cpu window: {exc}"
     thread = threading.Thread(target=sampler, daemon=True) if spec else None
-    started = time.time()
     clock = time.monotonic()
     if thread:
         thread.start()
     rc, out, err = module.run_command(params["argv"], check_rc=False, errors="surrogate_then_replace")
     duration = time.monotonic() - clock
-    finished = time.time()
     if thread:
         thread.join(timeout=float(spec.get("duration", 0)) + float(spec.get("warmup", 0)) + 30)
     _quiet(module, params["after"])
@@ -252,10 +249,7 @@ def main():
         code, text, problem = module.run_command(params["reader"], check_rc=False, errors="surrogate_then_replace")
         reader = {"reader_stdout": text.rstrip("\r\n"), "reader_stderr": problem.rstrip("\r\n") or ("" if code == 0 else f"rc {code}")}
     module.exit_json(changed=False, rc=rc, stdout=out.rstrip("\r\n"), stderr=err.rstrip("\r\n"), msg="",
-                     duration_s=round(duration, 6),
-                     start=datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(),
-                     end=datetime.datetime.fromtimestamp(finished, datetime.timezone.utc).isoformat(),
-                     cpu=sampled.get("result"), cpu_error=sampled.get("error"), **reader)
+                     duration_s=round(duration, 6), cpu=sampled.get("result"), cpu_error=sampled.get("error"), **reader)
 
 
 if __name__ == "__main__":

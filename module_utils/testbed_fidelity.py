@@ -211,8 +211,7 @@ def fidelity_more(pairs, minimum=MIN_PAIRS, cap=None, tolerance_pct=5.0, alpha=0
     fname = "fidelity_more"
     if pairs is None or isinstance(pairs, (str, bytes, dict)):
         _fail(fname, f"pairs must be a list of [hand, harness], got {pairs!r}")
-    least = _whole(fname, minimum, "minimum", MIN_PAIRS)
-    most = max(least, _whole(fname, cap, "cap", 1) if cap not in (None, "") else least)
+    least, most = _pair_bounds(fname, minimum, cap)
     measured = list(pairs)
     if len(measured) >= most:
         return False
@@ -220,6 +219,12 @@ def fidelity_more(pairs, minimum=MIN_PAIRS, cap=None, tolerance_pct=5.0, alpha=0
     if len(usable) < least:
         return True
     return fidelity(usable, tolerance_pct, alpha)["verdict"] == TOO_NOISY
+
+
+def _pair_bounds(fname, minimum, cap):
+    """(minimum, most pairs): a cap below the minimum, or none, is the minimum."""
+    least = _whole(fname, minimum, "minimum", MIN_PAIRS)
+    return least, max(least, _whole(fname, cap, "cap", 1) if cap not in (None, "") else least)
 
 
 def _whole(fname, value, what, least):
@@ -312,12 +317,12 @@ def fidelity_from_points(documents, variant, tolerance_pct=5.0, alpha=0.05, what
     if dropped and result["verdict"] != TOO_FEW:
         result["sentence"] += f" {dropped} pair(s) with a failed run left out."
     if minimum not in (None, "") and cap not in (None, ""):
-        most = max(int(minimum), int(cap))
+        least, most = _pair_bounds(fname, minimum, cap)
         measured = len(pairs) + dropped
         if result["verdict"] == TOO_NOISY and measured >= most:
             result["sentence"] += (f" The cap of {most} pairs was reached before the test could decide: "
                                    "a larger cap (or a quieter machine) may decide it.")
-        elif result["verdict"] in (EQUIVALENT, DIFFERENT) and measured > int(minimum):
+        elif result["verdict"] in (EQUIVALENT, DIFFERENT) and measured > least:
             result["sentence"] += f" Decided after {measured} pairs (pairs were added until the test decided)."
         result["cap"] = most
     return result
