@@ -33,8 +33,10 @@ OPTIONS = {  # option: default (None: required or optional without a default)
     "tool": None, "args": [], "host": None, "exec": "none", "container": "", "chdir": "", "wrapper": [],
     "output": "", "output_file": "", "parse_options": {}, "timeout_s": 0, "estimate_s": 0, "deadline_factor": 3,
     "deadline_margin_s": 60, "deadline_default_s": 3600, "watch": [], "watch_interval_s": 5, "watch_misses": 2,
-    "watch_probe_timeout_s": 2, "record": "", "record_dir": "", "cpu": None,
+    "watch_probe_timeout_s": 2, "record": "", "record_dir": "", "cpu": None, "client_grace_s": 30,
 }
+# The deadline's `timeout -k 3` kills the tool 3 s after its deadline (module_utils/testbed_load.py).
+KILL_AFTER_S = 3
 
 
 def _now():
@@ -70,8 +72,17 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg=f"testbed_load: {exc}")
         delegated = task_vars.get("ansible_delegated_vars") or {}
         host = opts["host"] or next(iter(delegated), None) or task_vars.get("inventory_hostname")
+        try:
+            grace = float(opts["client_grace_s"])
+        except (TypeError, ValueError):
+            grace = -1.0
+        if grace < 0:
+            return dict(result, failed=True, msg=f"testbed_load: client_grace_s must be a number of seconds, 0 or more, "
+                                                 f"got {opts['client_grace_s']!r}")
+        # the command's own bound: its client (docker exec, ...) runs outside the tool's timeout
         module_args = {"tool": tool, "argv": command["argv"], "reader": command["reader"], "before": command["before"],
-                       "after": command["after"]}
+                       "after": command["after"], "deadline_s": command["deadline"]["deadline_s"],
+                       "bound_s": float(command["deadline"]["deadline_s"]) + KILL_AFTER_S + grace}
         if opts["cpu"] is not None:
             module_args["cpu"] = opts["cpu"]
         started = _now()

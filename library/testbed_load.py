@@ -89,6 +89,13 @@ options:
     description: The deadline of a load without an estimate.
     type: float
     default: 3600
+  client_grace_s:
+    description:
+      - Seconds past the deadline's kill (3 s after the deadline) that the command may take to return. A command that
+        has not returned by then - a C(docker exec) client waiting on a daemon that hangs, outside the tool's own
+        C(timeout) - is killed; the run is an overrun and C(hung) in RV(result) says so.
+    type: float
+    default: 30
   watch:
     description: The hosts and guests the load needs, C([{name, address, port}]) (see C(testbed_workload_watch)).
     type: list
@@ -138,6 +145,14 @@ options:
     type: list
     elements: str
     default: []
+  deadline_s:
+    description: Set by the action plugin (the load's deadline, in seconds).
+    type: float
+    default: 0
+  bound_s:
+    description: Set by the action plugin (the deadline, its kill and O(client_grace_s)); 0 - no bound of its own.
+    type: float
+    default: 0
 notes:
   - Call it as a task (the action plugin of the same name builds the command and parses); the module part runs
     the command on the host.
@@ -165,7 +180,8 @@ result:
   description:
     - The run as C(testbed_workload_result) has it - C(tool), C(argv), C(output), C(host), C(rc), C(deadline_s),
       C(estimate_s), C(overran), C(finished), C(watchdog), C(stdout), C(stderr), C(output_text), C(started_at),
-      C(finished_at), C(duration_s), C(parsed) (the parser's result, or null) and C(error).
+      C(finished_at), C(duration_s), C(parsed) (the parser's result, or null), C(error) and C(hung) (null, or
+      why the command was killed at its own bound).
   returned: always
   type: dict
 cpu:
@@ -174,6 +190,8 @@ cpu:
   type: dict
 """
 
+import os  # noqa: E402
+import signal  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
@@ -185,6 +203,50 @@ def _quiet(module, argv):
     """Run a helper command (remove the old output file, forget the record); its failure is not the load's."""
     if argv:
         module.run_command(argv, check_rc=False, errors="surrogate_then_replace")
+
+
+def _children():
+    """The pids of this process's children (read from /proc: run_command does not give its child's pid)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields and int(fields[1]) == os.getpid():
+            pids.append(int(entry))
+    return pids
+
+
+def _run_bounded(module, argv, bound_s):
+    """module.run_command under a bound of its own: ``(rc, stdout, stderr, hung)``. The tool's ``timeout`` runs
+    inside the exec prefix; a client outside it (``docker exec`` waiting on a daemon that hangs) is killed at
+    ``bound_s`` and ``hung`` says so."""
+    box = {}
+
+    def target():
+        box["answer"] = module.run_command(argv, check_rc=False, errors="surrogate_then_replace")
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(bound_s if bound_s > 0 else None)
+    if not worker.is_alive():
+        return box["answer"] + ("",)
+    killed = []
+    for pid in _children():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except OSError:
+            pass
+    worker.join(10)
+    rc, out, err = box.get("answer", (137, "", ""))
+    hung = (f"the command had not returned {bound_s:g} s after it started and was killed (pid "
+            f"{', '.join(map(str, killed)) or 'none found'}): {argv[0]}, outside the tool's own timeout, did not "
+            f"return after the deadline - a daemon that hangs?")
+    return 137, out, err, hung
 
 
 def main():
@@ -205,6 +267,7 @@ def main():
             deadline_factor=dict(type="float", default=3),
             deadline_margin_s=dict(type="float", default=60),
             deadline_default_s=dict(type="float", default=3600),
+            client_grace_s=dict(type="float", default=30),
             watch=dict(type="list", elements="dict", default=[]),
             watch_interval_s=dict(type="int", default=5),
             watch_misses=dict(type="int", default=2),
@@ -216,6 +279,8 @@ def main():
             reader=dict(type="list", elements="str", default=[]),
             before=dict(type="list", elements="str", default=[]),
             after=dict(type="list", elements="str", default=[]),
+            deadline_s=dict(type="float", default=0),
+            bound_s=dict(type="float", default=0),
         ),
         supports_check_mode=False,
     )
@@ -239,7 +304,7 @@ def main():
     clock = time.monotonic()
     if thread:
         thread.start()
-    rc, out, err = module.run_command(params["argv"], check_rc=False, errors="surrogate_then_replace")
+    rc, out, err, hung = _run_bounded(module, params["argv"], params["bound_s"])
     duration = time.monotonic() - clock
     if thread:
         thread.join(timeout=float(spec.get("duration", 0)) + float(spec.get("warmup", 0)) + 30)
@@ -248,7 +313,7 @@ def main():
     if params["reader"]:
         code, text, problem = module.run_command(params["reader"], check_rc=False, errors="surrogate_then_replace")
         reader = {"reader_stdout": text.rstrip("\r\n"), "reader_stderr": problem.rstrip("\r\n") or ("" if code == 0 else f"rc {code}")}
-    module.exit_json(changed=False, rc=rc, stdout=out.rstrip("\r\n"), stderr=err.rstrip("\r\n"), msg="",
+    module.exit_json(changed=False, rc=rc, stdout=out.rstrip("\r\n"), stderr=err.rstrip("\r\n"), msg="", hung=hung,
                      duration_s=round(duration, 6), cpu=sampled.get("result"), cpu_error=sampled.get("error"), **reader)
 
 

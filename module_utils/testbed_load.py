@@ -113,6 +113,7 @@ def workload_result(tool, host, command, answer, started_at, finished_at, parsed
     rc = answer.get("rc")
     stderr = answer.get("stderr") or ""
     watchdog = next((line for line in stderr.splitlines() if line.startswith(WATCH_STOPPED)), "")
+    hung = answer.get("hung") or None
     mode = command["output"]
     output_text = None if mode == "stdout" else (answer.get("reader_stdout") or "" if mode == "file" else stderr)
     error = None
@@ -124,8 +125,9 @@ def workload_result(tool, host, command, answer, started_at, finished_at, parsed
         "deadline_s": deadline["deadline_s"], "estimate_s": deadline["estimate_s"],
         # stopped at the deadline (timeout's 124, or 137 after its -k), not at the caller's own timeout_s,
         # nor by the watchdog
-        "overran": deadline["from"] != "timeout" and rc in (124, 137) and not watchdog,
-        "finished": True, "watchdog": watchdog or None,
+        # nor by the watchdog; or its command killed at its own bound (hung: a client outside the timeout)
+        "overran": bool(hung) or (deadline["from"] != "timeout" and rc in (124, 137) and not watchdog),
+        "finished": True, "watchdog": watchdog or None, "hung": hung,
         "stdout": answer.get("stdout") or "", "stderr": stderr, "output_text": output_text,
         "started_at": started_at, "finished_at": finished_at, "duration_s": answer.get("duration_s"),
         "parsed": parsed, "error": error,

@@ -376,14 +376,16 @@ def workload_result(run, point, environment, metrics=None, scale=None, raw_name=
 
 
 def load_stopped_reasons(run, tool=None):
-    """Why a load was stopped before its end, as reasons: its deadline (``overran``) and the watchdog (its
-    line on the run's stderr). ``run`` is a ``testbed_workload_result``."""
+    """Why a load was stopped before its end, as reasons: its deadline (``overran``), its command killed at its
+    own bound (``hung``) and the watchdog (its line on the run's stderr). ``run`` is a ``testbed_workload_result``."""
     tool = tool or run.get("tool") or "the load"
     reasons = []
     finding = watchdog_finding(run.get("stderr"))
     # The watchdog's TERM goes to the deadline's `timeout`, whose -k then kills a load stuck in I/O (exit 137,
     # as at the deadline): a load the watchdog stopped did not reach its deadline.
-    if run.get("overran") and not finding:
+    if run.get("hung"):
+        reasons.append(f"{tool}: {run['hung']}")
+    elif run.get("overran") and not finding:
         estimate = run.get("estimate_s")
         reasons.append(f"{tool} exceeded its deadline of {run.get('deadline_s')} s "
                        + (f"(estimate {estimate:g} s)" if isinstance(estimate, (int, float)) and estimate

@@ -1,7 +1,8 @@
 """testbed_workload's one-call entry point ``load`` (action plugin testbed_load) runs for real on loopback
 and gives what the task-by-task entry point gives: the same result keys, argv and parse, the record
 forgotten, the CPU window sampled beside the load, xz's rate from the wall time, a load past its
-deadline stopped and marked. The verdicts hold on any machine: the overrun asks 30 s of a 2-s deadline."""
+deadline stopped and marked, a client that hangs outside the tool's timeout killed at the command's own
+bound. The verdicts hold on any machine: the overrun asks 30 s of a 2-s deadline, the client 900 s of a 6-s bound."""
 
 import json
 
@@ -14,6 +15,11 @@ def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("load")
     (base / "procs").mkdir()
     (base / "input.txt").write_text("testbed " * 4096)
+    # a docker client that never returns (a daemon that hangs): the load's own timeout runs inside it
+    (base / "bin").mkdir()
+    fake = base / "bin" / "docker"
+    fake.write_text("#!/bin/sh\nexec sleep 900\n")
+    fake.chmod(0o755)
     out = base / "out.json"
     proc = play("tests/integration/workload_load.yml", "-e", f"load_out={out}", "-e", f"load_dir={base}",
                 inventory=None, timeout=600)
@@ -53,3 +59,12 @@ def test_a_load_past_its_deadline_is_stopped_and_marked(runs):
     over = data["overrun"]
     assert over["deadline_s"] == 2 and over["rc"] in (124, 137) and over["overran"] is True
     assert over["parsed"] is None and "->" in over["error"]
+
+
+def test_a_client_that_hangs_outside_the_timeout_is_killed_at_its_bound(runs):
+    data, _ = runs
+    hung = data["hung"]
+    assert hung["rc"] == 137 and hung["overran"] is True and hung["parsed"] is None, hung
+    assert hung["hung"].startswith("the command had not returned 6 s after it started and was killed"), hung["hung"]
+    assert "docker, outside the tool's own timeout" in hung["hung"]
+    assert data["overrun"]["hung"] is None and data["load_ping"]["hung"] is None and data["tasks_ping"]["hung"] is None

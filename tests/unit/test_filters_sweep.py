@@ -226,6 +226,14 @@ def test_a_load_stopped_at_its_deadline_is_invalid_with_the_numbers():
         "the watchdog stopped the load 10 s in: storage-vm (/dev/vdb) did not answer 2 probes 5 s apart"]
 
 
+def test_a_load_whose_client_hung_past_its_bound_says_so_and_not_the_deadline():
+    sentence = ("the command had not returned 36 s after it started and was killed (pid 42): docker, outside the "
+                "tool's own timeout, did not return after the deadline - a daemon that hangs?")
+    out = workload_result(dict(RUN, rc=137, overran=True, deadline_s=3, estimate_s=1.0, hung=sentence), {}, {})
+    assert out["valid"] is False
+    assert [r for r in out["reasons"] if "deadline" in r] == ["iperf3: " + sentence]
+
+
 def test_workload_result_keeps_the_text_the_parser_read():
     # xz reports on stderr, hpcc in a file: testbed_workload_result.output_text holds what was parsed
     run = dict(RUN, tool="xz", stdout="", output="stderr", output_text="f: 1.0 MiB / 2.0 MiB = 0.500, 3.0 MiB/s, 0:04\n")

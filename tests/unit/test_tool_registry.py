@@ -54,6 +54,7 @@ def test_every_tool_entry_point_takes_the_same_options_as_main():
     common = {k: v for k, v in spec["main"]["options"].items() if k != "testbed_workload_tool"}
     for tool in set(spec) - {"main", "wait", "load"}:
         assert spec[tool]["options"] == common, tool
-    # the one-call entry point takes them too, and its CPU window
-    load = {k: v for k, v in spec["load"]["options"].items() if k not in ("testbed_workload_tool", "testbed_workload_cpu_window")}
+    # the one-call entry point takes them too, its CPU window and its command's own bound
+    load = {k: v for k, v in spec["load"]["options"].items() if k not in ("testbed_workload_tool", "testbed_workload_cpu_window",
+                                                                    "testbed_workload_client_grace_s")}
     assert load == common

@@ -64,5 +64,8 @@ def test_the_result_says_how_the_run_ended():
     assert stopped["overran"] is False and stopped["watchdog"] == "testbed-watchdog: stopped: backend silent"
     own = workload_command("postal", timeout_s=60)
     assert workload_result("postal", "h1", own, {"rc": 124}, "t0", "t1", {"valid": True})["overran"] is False
+    hung = workload_result("ping", "h1", own, {"rc": 137, "hung": "the command had not returned"}, "t0", "t1")
+    assert hung["overran"] is True and hung["hung"] == "the command had not returned"
+    assert over["hung"] is None and stopped["hung"] is None
     failed = workload_result("ping", "h1", cmd, {"rc": None, "msg": "cannot start env"}, "t0", "t1", None, None)
     assert failed["error"] == "cannot start env -> parse failed" and failed["stdout"] == ""
