@@ -24,7 +24,7 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.errors import AnsibleFilterError  # noqa: E402
-from ansible.module_utils.testbed_load import parse_options, workload_command, workload_result  # noqa: E402
+from ansible.module_utils.testbed_load import KILL_AFTER_S, parse_options, workload_command, workload_result  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parsers import PARSERS, parser_options  # noqa: E402
 from ansible.plugins.action import ActionBase  # noqa: E402
@@ -35,8 +35,6 @@ OPTIONS = {  # option: default (None: required or optional without a default)
     "deadline_margin_s": 60, "deadline_default_s": 3600, "watch": [], "watch_interval_s": 5, "watch_misses": 2,
     "watch_probe_timeout_s": 2, "record": "", "record_dir": "", "cpu": None, "client_grace_s": 30,
 }
-# The deadline's `timeout -k 3` kills the tool 3 s after its deadline (module_utils/testbed_load.py).
-KILL_AFTER_S = 3
 
 
 def _now():
@@ -81,8 +79,7 @@ class ActionModule(ActionBase):
                                                  f"got {opts['client_grace_s']!r}")
         # the command's own bound: its client (docker exec, ...) runs outside the tool's timeout
         module_args = {"tool": tool, "argv": command["argv"], "reader": command["reader"], "before": command["before"],
-                       "after": command["after"], "deadline_s": command["deadline"]["deadline_s"],
-                       "bound_s": float(command["deadline"]["deadline_s"]) + KILL_AFTER_S + grace}
+                       "after": command["after"], "bound_s": float(command["deadline"]["deadline_s"]) + KILL_AFTER_S + grace}
         if opts["cpu"] is not None:
             module_args["cpu"] = opts["cpu"]
         started = _now()

@@ -145,10 +145,6 @@ options:
     type: list
     elements: str
     default: []
-  deadline_s:
-    description: Set by the action plugin (the load's deadline, in seconds).
-    type: float
-    default: 0
   bound_s:
     description: Set by the action plugin (the deadline, its kill and O(client_grace_s)); 0 - no bound of its own.
     type: float
@@ -242,7 +238,7 @@ def _run_bounded(module, argv, bound_s):
         except OSError:
             pass
     worker.join(10)
-    rc, out, err = box.get("answer", (137, "", ""))
+    out, err = box.get("answer", (137, "", ""))[1:]
     hung = (f"the command had not returned {bound_s:g} s after it started and was killed (pid "
             f"{', '.join(map(str, killed)) or 'none found'}): {argv[0]}, outside the tool's own timeout, did not "
             f"return after the deadline - a daemon that hangs?")
@@ -279,7 +275,6 @@ def main():
             reader=dict(type="list", elements="str", default=[]),
             before=dict(type="list", elements="str", default=[]),
             after=dict(type="list", elements="str", default=[]),
-            deadline_s=dict(type="float", default=0),
             bound_s=dict(type="float", default=0),
         ),
         supports_check_mode=False,

@@ -30,6 +30,8 @@ OUTPUTS = {"xz": "stderr", "hpcc": "file"}
 OUTPUT_FILES = {"hpcc": "hpccoutf.txt"}
 # Parsers that take the run's wall time as an option, and its name (xz prints no speed below 3 s).
 WALL_TIME_OPTIONS = {"xz": "wall_s"}
+# The deadline's `timeout -k`: the tool is killed this many seconds after its deadline's TERM.
+KILL_AFTER_S = 3
 # A record's stop grace when the run has ended (the shell stop signals nothing then).
 FORGET_GRACE_S = 5
 
@@ -76,7 +78,7 @@ def workload_command(tool, args=(), exec_kind="none", container="", chdir="", wr
     prefix = exec_prefix(exec_kind, container) + (["env", "--chdir=" + str(chdir)] if chdir else [])
     deadline = workload_deadline(timeout_s, estimate_s, deadline_factor, deadline_margin_s, deadline_default_s)
     guard = (workload_watch_argv(list(watch or []), watch_interval_s, watch_misses, watch_probe_timeout_s)
-             + ["timeout", "-k", "3", str(deadline["deadline_s"])])
+             + ["timeout", "-k", str(KILL_AFTER_S), str(deadline["deadline_s"])])
     tail = ((["sh", "-c", 'exec "$0" "$@" > /dev/null'] if mode == "stderr" else []) + wrapper + [str(tool)] + args)
     shown = prefix + guard + tail
     after = []
