@@ -1,8 +1,9 @@
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The sweep skeleton's filters: the functions of module_utils/testbed_sweep.py as Jinja filters.
+"""The sweep skeleton's filters: the functions of module_utils/testbed_sweep.py (and the load's command,
+module_utils/testbed_load.py) as Jinja filters.
 
-The code (and its documentation) is in module_utils/testbed_sweep.py; this file
+The code (and its documentation) is in those files; this file
 only names the filters that roles/testbed_sweep and the experiments use.
 """
 import os
@@ -19,6 +20,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
+from ansible.module_utils.testbed_load import parse_options, workload_command  # noqa: E402
 from ansible.module_utils.testbed_sweep import (  # noqa: E402
     delta_seconds,
     sweep_outcome,
@@ -49,6 +51,8 @@ class FilterModule:
             "delta_seconds": delta_seconds,
             "workload_result": workload_result,
             "workload_deadline": workload_deadline,
+            "workload_command": workload_command,
+            "workload_parse_options": parse_options,
             "workload_watch_argv": workload_watch_argv,
             "workload_watch_shown": workload_watch_shown,
             "sweep_unbuilt": sweep_unbuilt,

@@ -126,7 +126,6 @@ def workload_result(tool, host, command, answer, started_at, finished_at, parsed
         "tool": tool, "argv": command["shown"], "output": mode, "host": host, "rc": rc,
         "deadline_s": deadline["deadline_s"], "estimate_s": deadline["estimate_s"],
         # stopped at the deadline (timeout's 124, or 137 after its -k), not at the caller's own timeout_s,
-        # nor by the watchdog
         # nor by the watchdog; or its command killed at its own bound (hung: a client outside the timeout)
         "overran": bool(hung) or (deadline["from"] != "timeout" and rc in (124, 137) and not watchdog),
         "finished": True, "watchdog": watchdog or None, "hung": hung,

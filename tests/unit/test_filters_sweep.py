@@ -167,7 +167,7 @@ def test_delta_seconds():
 def test_filter_module_lists_every_filter():
     assert set(FilterModule().filters()) == {"sweep_plan", "sweep_segments", "sweep_progress", "sweep_overhead",
                                              "sweep_result_lines", "delta_seconds", "workload_result", "workload_deadline",
-                                             "workload_watch_argv", "workload_watch_shown",
+                                             "workload_watch_argv", "workload_watch_shown", "workload_command", "workload_parse_options",
                                              "sweep_unbuilt", "sweep_outcome", "sweep_unreachable_problems"}
 
 
@@ -357,3 +357,14 @@ def test_a_host_whose_own_ping_did_not_answer_is_a_problem_named_with_the_point(
     assert FilterModule().filters()["sweep_unreachable_problems"] is sweep_unreachable_problems
     with pytest.raises(AnsibleFilterError, match="sweep_unreachable_problems: expected a list of inventory host names"):
         sweep_unreachable_problems("node", hostvars, "__ping", "x")
+
+
+def test_the_task_entry_points_command_is_the_one_call_entry_points():
+    # run.yml builds its command with the filter, the action plugin with the function: one definition
+    command = FilterModule().filters()["workload_command"]("fio", ["--name=x"], exec_kind="docker", container="c",
+                                                           estimate_s=10, record="fio", record_dir="/var/tmp/p")
+    assert command["argv"][:7] == ["docker", "exec", "--env", "LC_ALL=C", "--env", "LANG=C", "c"]
+    assert command["shown"][7:11] == ["timeout", "-k", "3", "90"] and command["shown"][-2:] == ["fio", "--name=x"]
+    assert "/var/tmp/p/fio.json" in command["argv"] and "/var/tmp/p/fio.json" not in command["shown"]
+    options = FilterModule().filters()["workload_parse_options"]
+    assert options("xz", {"a": 1}, 2.5) == {"a": 1, "wall_s": 2.5} and options("fio", {}, 2.5) == {}
