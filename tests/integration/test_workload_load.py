@@ -1,10 +1,13 @@
 """testbed_workload's one-call entry point ``load`` (action plugin testbed_load) runs for real on loopback
 and gives what the task-by-task entry point gives: the same result keys, argv and parse, the record
 forgotten, the CPU window sampled beside the load, xz's rate from the wall time, a load past its
-deadline stopped and marked, a client that hangs outside the tool's timeout killed at the command's own
-bound. The verdicts hold on any machine: the overrun asks 30 s of a 2-s deadline, the client 900 s of a 6-s bound."""
+deadline stopped and marked, a background run collected while it runs stopped by its record, a client
+that hangs outside the tool's timeout killed at the command's own bound. The verdicts hold on any
+machine: the overrun asks 30 s of a 2-s deadline, the client 900 s of a 6-s bound, the background
+ping 31 s of a 1-s wait (and ended or not, its record must be gone)."""
 
 import json
+from pathlib import Path
 
 import pytest
 from playbook_run import assert_ok, play
@@ -68,3 +71,22 @@ def test_a_client_that_hangs_outside_the_timeout_is_killed_at_its_bound(runs):
     assert hung["hung"].startswith("the command had not returned 6 s after it started and was killed"), hung["hung"]
     assert "docker, outside the tool's own timeout" in hung["hung"]
     assert data["overrun"]["hung"] is None and data["load_ping"]["hung"] is None and data["tasks_ping"]["hung"] is None
+
+
+def test_a_background_run_collected_while_it_runs_is_stopped_by_its_record(runs):
+    # tasks_from wait past wait_s: the command's own `after` (workload_command) stops the recorded ping and
+    # removes its record; a wrong `after` would leave the record (the first test: the procs folder is empty)
+    data, base = runs
+    bg = data["background"]
+    assert bg["argv"][:7] == ["env", "LC_ALL=C", "LANG=C", "timeout", "-k", "3", "153"]
+    assert bg["argv"][-6:] == ["ping", "-c", "31", "-i", "1", "127.0.0.1"]
+    assert not (base / "procs" / "ping_background.json").exists()
+    alive = []
+    for proc in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = proc.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:3] == [b"ping", b"-c", b"31"]:
+            alive.append(proc.parent.name)
+    assert not alive, f"the background ping still runs: pids {alive}"
