@@ -41,7 +41,7 @@ test: lint unit integration collection-sanity molecule  ## everything CI runs
 # from, so a style issue its sanity would report shows here first; the two files with long lines it
 # is told to accept (collection/sanity-ignore.txt) are left out.
 PEP8 := pycodestyle --max-line-length 160 --ignore E402,W503,W504,E741,E203,E701,E704 \
-	--exclude .venv,build,context,testbed_schemas.py,lvs-timetable-bench.py
+	--exclude .venv,build,context,schemas.py,lvs-timetable-bench.py
 
 lint:  ## yamllint, ansible-lint (production profile), ruff, pycodestyle (ansible-test's pep8), every ansible.module_utils import resolved by pyright
 	yamllint -s .

@@ -1,11 +1,11 @@
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fidelity filters: the functions of module_utils/testbed_fidelity.py as Jinja filters.
+"""Fidelity filters: the functions of module_utils/testbed_stats/fidelity.py as Jinja filters.
 
     {{ [[hand1, harness1], [hand2, harness2], [hand3, harness3]] | fidelity(5) }}
     {{ testbed_sweep_documents | fidelity_from_points('baseline', 5, what='IOPS of fio') }}
 
-The code (and its documentation) is in module_utils/testbed_fidelity.py; this
+The code (and its documentation) is in module_utils/testbed_stats/fidelity.py; this
 file only names the filters.
 """
 import os
@@ -22,7 +22,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
-from ansible.module_utils.testbed_fidelity import (  # noqa: E402
+from ansible.module_utils.testbed_stats.fidelity import (  # noqa: E402
     fidelity,
     fidelity_from_points,
     fidelity_more,

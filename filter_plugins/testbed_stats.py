@@ -1,11 +1,11 @@
 # Copyright: contributors to the infrastructure testbed
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Statistics filters: the functions of module_utils/testbed_stats.py as Jinja filters.
+"""Statistics filters: the functions of module_utils/testbed_stats/core.py as Jinja filters.
 
     {{ results | metric_series('reply_rate_per_s', valid_only=true) | summary }}
     {{ docker_ratios | overall_index }}
 
-The code (and its documentation) is in module_utils/testbed_stats.py; this file
+The code (and its documentation) is in module_utils/testbed_stats/core.py; this file
 only names the filters.
 """
 import os
@@ -22,7 +22,7 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
-from ansible.module_utils.testbed_stats import (  # noqa: E402
+from ansible.module_utils.testbed_stats.core import (  # noqa: E402
     clip_interval,
     fidelity_check,
     jain_index,

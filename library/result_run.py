@@ -264,7 +264,7 @@ import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_results import ResultError, open_run, write_error_message  # noqa: E402
-from ansible.module_utils.testbed_results_store import run_documents  # noqa: E402
+from ansible.module_utils.testbed_results.store import run_documents  # noqa: E402
 
 
 def main():

@@ -15,7 +15,7 @@ description:
     pending and the next M(result_run) lists it again.
   - Every document is validated with the JSON Schema the repository ships,
     C(schemas/result-point.schema.json), before anything is written. The module carries that
-    schema with it (module_utils C(testbed_schemas)), so it works from any working directory
+    schema with it (module_utils C(testbed_results.schemas)), so it works from any working directory
     and without C(ANSIBLE_CONFIG); C($TESTBED_SCHEMA_DIR) points it at another copy.
   - Refuses, with a sentence naming the field, a point that is not in the run's plan,
     metrics that are not a flat mapping of numbers, strings, booleans or null, NaN or
@@ -207,7 +207,7 @@ import os  # noqa: E402 (Ansible modules import after their documentation)
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_results import IndexWriteError, ResultError, write_error_message  # noqa: E402
-from ansible.module_utils.testbed_results_store import (  # noqa: E402
+from ansible.module_utils.testbed_results.store import (  # noqa: E402
     merge_source_verdicts,
     store_point,
     with_controller,

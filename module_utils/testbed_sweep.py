@@ -28,7 +28,7 @@ import itertools
 import math
 import re
 
-from ansible.module_utils.testbed_results_summary import format_duration
+from ansible.module_utils.testbed_results.summary import format_duration
 from ansible.module_utils.testbed_watchdog import watchdog_reason
 
 try:  # Ansible is there at run time; the tests import the module without it too.

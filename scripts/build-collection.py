@@ -8,8 +8,8 @@
 The repository keeps its roles-style layout; this script copies it into
 ``<out>/ansible_collections/testbed/infra`` and rewrites it mechanically:
 
-* ``library/``, ``roles/*/library/`` -> ``plugins/modules/``; ``module_utils/``,
-  ``roles/*/module_utils/`` -> ``plugins/module_utils/``; ``filter_plugins/``,
+* ``library/``, ``roles/*/library/`` -> ``plugins/modules/``; ``module_utils/`` (with its
+  groups, the folders ``module_utils/<group>/``), ``roles/*/module_utils/`` -> ``plugins/module_utils/``; ``filter_plugins/``,
   ``roles/*/filter_plugins/`` -> ``plugins/filter/``; ``roles/*/lookup_plugins/`` ->
   ``plugins/lookup/``; ``action_plugins/``, ``callback_plugins/``, ``doc_fragments/``
   -> ``plugins/action/``, ``plugins/callback/``, ``plugins/doc_fragments/``; ``roles/``.
@@ -122,6 +122,13 @@ class Inventory:
         self.modules = stems("library/*.py", "roles/*/library/*.py")
         self.actions = stems("action_plugins/*.py")
         self.module_utils = stems("module_utils/*.py", "roles/*/module_utils/*.py")
+        # The groups of module_utils/ (a folder with an __init__.py): package -> its files.
+        self.module_util_packages = {
+            os.path.basename(os.path.dirname(init)): sorted(glob.glob(os.path.join(os.path.dirname(init), "*.py")))
+            for init in sorted(glob.glob(os.path.join(ROOT, "module_utils", "*", "__init__.py")))}
+        clash = set(self.module_utils) & set(self.module_util_packages)
+        if clash:
+            raise SystemExit(f"module_utils: {sorted(clash)} both a file and a folder")
         self.filter_files = stems("filter_plugins/*.py", "roles/*/filter_plugins/*.py")
         self.lookups = stems("roles/*/lookup_plugins/*.py")
         self.callbacks = stems("callback_plugins/*.py")
@@ -148,7 +155,7 @@ def rewrite_python(text, inv, path, script=False):
         text = re.sub(r"\n{4,}", "\n\n\n", text)  # at most two blank lines where the stanza was
     if "ansible.module_utils.__path__" in text:
         raise SystemExit(f"{path}: an import stanza that is not the documented text")
-    names = "|".join(sorted(map(re.escape, inv.module_utils), key=len, reverse=True))
+    names = "|".join(sorted(map(re.escape, set(inv.module_utils) | set(inv.module_util_packages)), key=len, reverse=True))
     text = re.sub(rf"\bansible\.module_utils\.({names})\b", rf"{PACKAGE}.\1", text)
     text = re.sub(rf"^(\s*)from ansible\.module_utils import ({names})\b(?!\s*,)", rf"\1from {PACKAGE} import \2",
                   text, flags=re.M)
@@ -536,6 +543,9 @@ def build(out, tarball=True):
                         ("doc_fragments", inv.doc_fragments)):
         for stem, path in found.items():
             copy_python(path, os.path.join(plugins, kind, f"{stem}.py"), inv)
+    for package, paths in inv.module_util_packages.items():
+        for path in paths:
+            copy_python(path, os.path.join(plugins, "module_utils", package, os.path.basename(path)), inv)
     # One documentation file per filter (a filter plugin file names several).
     for stem, path in inv.filter_files.items():
         for name, function in load_filter_plugin(path).items():
@@ -582,7 +592,7 @@ def build(out, tarball=True):
             handle.writelines(lines)
     print(f"built {FQ} {galaxy['version']} in {os.path.relpath(coll, ROOT)}")
     print("  dependencies: " + (", ".join(f"{k} {v}" for k, v in galaxy["dependencies"].items()) or "none"))
-    print(f"  {len(inv.modules)} modules, {len(inv.module_utils)} module_utils, {len(inv.filters)} filters, "
+    print(f"  {len(inv.modules)} modules, {len(inv.module_utils) + sum(map(len, inv.module_util_packages.values()))} module_utils, {len(inv.filters)} filters, "
           f"{len(inv.lookups)} lookups, {len(inv.actions)} actions, {len(inv.roles)} roles "
           f"({sum(1 for r in includes.values() if r)} include others), {len(playbooks)} playbooks")
     if tarball:

@@ -8,7 +8,8 @@ Ansible gives a module_utils file in a module (docs/architecture.md, "Python imp
 live in ``module_utils/`` and ``roles/*/module_utils/``; an editor or a type checker looks for them
 inside the installed ansible-core and does not find them. ``.config/import-map`` holds a partial stub
 package (PEP 561: ``ansible-stubs`` with ``py.typed`` saying ``partial``): one relative symlink
-``module_utils/<name>.pyi`` per shared file, and nothing else, so every other ``ansible.*`` import
+``module_utils/<name>.pyi`` per shared file (``module_utils/<group>/<file>.pyi`` for the files of a
+group folder), and nothing else, so every other ``ansible.*`` import
 still goes to ansible-core. ``pyrightconfig.json`` puts it on pyright's / Pylance's extraPaths;
 ``make lint`` (scripts/check-imports.sh) runs pyright over the repository with missing imports as
 errors.
@@ -30,24 +31,54 @@ def package(root=ROOT):
 
 
 def sources(root=ROOT):
-    """{name: path relative to root} of every shared library (module_utils/, roles/*/module_utils/)."""
+    """{dotted name: path relative to root} of every shared library: module_utils/*.py, the files of
+    its groups (module_utils/<group>/*.py, a package: ``<group>`` for its __init__.py, ``<group>.<file>``
+    for the others) and roles/*/module_utils/*.py."""
     out = {}
     for path in sorted(glob.glob(os.path.join(root, "module_utils", "*.py"))
+                       + glob.glob(os.path.join(root, "module_utils", "*", "*.py"))
                        + glob.glob(os.path.join(root, "roles", "*", "module_utils", "*.py"))):
-        name = os.path.splitext(os.path.basename(path))[0]
-        if name == "__init__":
-            continue
+        rel = os.path.relpath(path, root)
+        parts = rel[:-3].split(os.sep)
+        if parts[0] == "module_utils" and len(parts) == 3:  # a group's file
+            if not os.path.isfile(os.path.join(root, "module_utils", parts[1], "__init__.py")):
+                raise SystemExit(f"import-map: module_utils/{parts[1]}/ has no __init__.py: Ansible would not import it")
+            name = parts[1] if parts[2] == "__init__" else f"{parts[1]}.{parts[2]}"
+        else:
+            name = parts[-1]
+            if name == "__init__":
+                continue
         if name in out:
-            raise SystemExit(f"import-map: {name}.py is in both {out[name]} and {os.path.relpath(path, root)}: "
+            raise SystemExit(f"import-map: {name}.py is in both {out[name]} and {rel}: "
                              "Ansible keeps one of them; rename one")
-        out[name] = os.path.relpath(path, root)
+        out[name] = rel
     return out
 
 
 def wanted(root=ROOT):
-    """{link file name: its relative target} the map must hold."""
+    """{link path inside the stub package's module_utils/: its relative target} the map must hold
+    (``<name>.pyi``, a group's ``<group>/__init__.pyi`` and ``<group>/<file>.pyi``)."""
     stubs = os.path.join(package(root), "module_utils")
-    return {f"{name}.pyi": os.path.relpath(os.path.join(root, rel), stubs) for name, rel in sources(root).items()}
+    out = {}
+    for name, rel in sources(root).items():
+        if rel.startswith("module_utils" + os.sep) and rel.count(os.sep) == 2:
+            entry = os.path.join(*rel.split(os.sep)[1:]) + "i"
+        else:
+            entry = f"{name}.pyi"
+        out[entry] = os.path.relpath(os.path.join(root, rel), os.path.dirname(os.path.join(stubs, entry)))
+    return out
+
+
+def _entries(stubs):
+    """The map's entries (files, and the files inside its group folders), relative to stubs."""
+    out = []
+    for entry in sorted(os.listdir(stubs)) if os.path.isdir(stubs) else []:
+        path = os.path.join(stubs, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            out.extend(os.path.join(entry, inner) for inner in sorted(os.listdir(path)))
+        else:
+            out.append(entry)
+    return out
 
 
 def problems(root=ROOT):
@@ -59,7 +90,7 @@ def problems(root=ROOT):
         out.append(f"{os.path.relpath(marker, root)} must exist and say 'partial' (else ansible.errors and the "
                    "rest of ansible-core stop resolving)")
     want = wanted(root)
-    have = sorted(os.listdir(stubs)) if os.path.isdir(stubs) else []
+    have = _entries(stubs)
     for entry in have:
         path = os.path.join(stubs, entry)
         if entry not in want:
@@ -67,7 +98,8 @@ def problems(root=ROOT):
         elif not os.path.islink(path) or os.readlink(path) != want[entry]:
             out.append(f"{entry} must be a symlink to {want[entry]}")
     for entry in sorted(set(want) - set(have)):
-        out.append(f"{entry} is missing (ansible.module_utils.{entry[:-4]} would not resolve in an editor)")
+        dotted = entry[:-4].replace(os.sep, ".").replace(".__init__", "")
+        out.append(f"{entry} is missing (ansible.module_utils.{dotted} would not resolve in an editor)")
     return out
 
 
@@ -78,11 +110,16 @@ def write(root=ROOT):
     with open(os.path.join(package(root), "py.typed"), "w", encoding="utf-8") as handle:
         handle.write("partial\n")
     want = wanted(root)
-    for entry in os.listdir(stubs):
+    for entry in _entries(stubs):
         if entry not in want or not os.path.islink(os.path.join(stubs, entry)):
             os.remove(os.path.join(stubs, entry))
+    for folder in sorted(os.listdir(stubs)):
+        path = os.path.join(stubs, folder)
+        if os.path.isdir(path) and not os.path.islink(path) and not os.listdir(path):
+            os.rmdir(path)
     for entry, target in want.items():
         path = os.path.join(stubs, entry)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         if os.path.islink(path) and os.readlink(path) == target:
             continue
         if os.path.lexists(path):

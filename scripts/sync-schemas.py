@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Copy schemas/*.schema.json into module_utils/testbed_schemas.py.
+"""Copy schemas/*.schema.json into module_utils/testbed_results/schemas.py.
 
 The JSON files under ``schemas/`` are the contract a reader (or any JSON
 Schema tool) sees.  A module runs as an AnsiballZ payload that carries only
 the Python of ``module_utils/``, never ``schemas/``: so the result store takes
-its schemas from ``testbed_schemas.SCHEMA_TEXT``, the same text byte for byte.
+its schemas from ``testbed_results.schemas.SCHEMA_TEXT``, the same text byte for byte.
 
-    python scripts/sync-schemas.py          rewrite module_utils/testbed_schemas.py
+    python scripts/sync-schemas.py          rewrite module_utils/testbed_results/schemas.py
     python scripts/sync-schemas.py --check  exit 1 when it is out of date (make unit runs the test)
 """
 import argparse
@@ -15,7 +15,7 @@ import os
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-TARGET = os.path.join(ROOT, "module_utils", "testbed_schemas.py")
+TARGET = os.path.join(ROOT, "module_utils", "testbed_results", "schemas.py")
 
 HEADER = '''\
 # Copyright: contributors to the infrastructure testbed

@@ -37,7 +37,7 @@ optionally with a line ``chart`` of its own series ([[x, y]], y null = a gap);
 parameter or ``extra`` field); ``relative``, ``overall_index`` and ``reference``
 derive the studies' tables from the points.  docs/architecture.md has the
 details.  Command-line options override the spec.  All statistics come from
-``module_utils/testbed_stats.py``: one implementation of the maths.
+``module_utils/testbed_stats/core.py``: one implementation of the maths.
 
 This file is only the command line: the report is the library
 ``module_utils/testbed_report_*.py``, one module per part (load, model,
@@ -65,10 +65,10 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
-from ansible.module_utils import testbed_stats as stats  # noqa: E402
-from ansible.module_utils.testbed_report_base import FORMATS, ReportError  # noqa: E402
-from ansible.module_utils.testbed_report_compare import compare, parse_tolerance  # noqa: E402
-from ansible.module_utils.testbed_report_make import make_report  # noqa: E402
+from ansible.module_utils.testbed_reports.base import FORMATS, ReportError  # noqa: E402
+from ansible.module_utils.testbed_reports.compare import compare, parse_tolerance  # noqa: E402
+from ansible.module_utils.testbed_reports.make import make_report  # noqa: E402
+from ansible.module_utils.testbed_stats import core as stats  # noqa: E402
 
 
 def parse_args(argv):

@@ -309,7 +309,7 @@ def start_server(argv, port, what, deadline_s=60):
     raise AssertionError("%s did not start: %s" % (what, proc.stderr.read().decode()))
 
 
-# The report's Markdown file in a run directory (module_utils/testbed_report_make.py writes it there);
+# The report's Markdown file in a run directory (module_utils/testbed_reports/make.py writes it there);
 # the one place the tests name it.
 REPORT_FILE = "report.md"
 
@@ -376,8 +376,8 @@ def run_files(run_dir):
 
 def superseded_path(run_dir, point_id, number=1):
     """Where the store keeps the ``number``-th superseded document of the point ``point_id`` of the run in
-    ``run_dir`` (``testbed_results_store.supersede``: ``superseded/<point_id>.<number>/<point_id>.json``)."""
-    from ansible.module_utils.testbed_results_store import SUPERSEDED_DIR
+    ``run_dir`` (``testbed_results.store.supersede``: ``superseded/<point_id>.<number>/<point_id>.json``)."""
+    from ansible.module_utils.testbed_results.store import SUPERSEDED_DIR
 
     return os.path.join(run_dir, SUPERSEDED_DIR, f"{point_id}.{number}", point_id + ".json")
 
@@ -398,7 +398,7 @@ def point_documents(results, experiment):
 
 def stored_documents(results, experiment):
     """{name: document} of every point and fault document of every run of ``experiment`` under ``results``,
-    through the result store (``testbed_results_store.named_documents``: a half-written file fails),
+    through the result store (``testbed_results.store.named_documents``: a half-written file fails),
     never by a pattern on file names."""
     return {name: doc for name, (_path, doc) in _stored(results, experiment).items()}
 
@@ -409,7 +409,7 @@ def stored_paths(results, experiment):
 
 
 def _stored(results, experiment):
-    from ansible.module_utils.testbed_results_store import named_documents
+    from ansible.module_utils.testbed_results.store import named_documents
 
     base = os.path.join(str(results), experiment)
     found = {}

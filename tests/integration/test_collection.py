@@ -94,7 +94,7 @@ def test_the_tarball_is_a_collection(installed):
     assert set(manifest["dependencies"]) <= {"ansible.posix", "community.crypto", "community.docker",
                                              "community.general", "containers.podman"}
     assert "GNU GENERAL PUBLIC LICENSE" in (root / "LICENSE").read_text().splitlines()[0]
-    for path in ("LICENSE", "meta/runtime.yml", "plugins/modules/fio_parse.py", "plugins/module_utils/testbed_schemas.py",
+    for path in ("LICENSE", "meta/runtime.yml", "plugins/modules/fio_parse.py", "plugins/module_utils/testbed_results/schemas.py",
                  "plugins/filter/testbed_stats.py", "plugins/filter/summary.yml", "plugins/lookup/testbed_provenance.py",
                  "plugins/action/clock_offset.py", "plugins/callback/testbed_exit.py",
                  "plugins/doc_fragments/testbed_parse.py", "roles/runtime_docker/files/ensure-dockerd.sh",

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from ansible.module_utils.testbed_results_store import run_documents
+from ansible.module_utils.testbed_results.store import run_documents
 from playbook_run import BIN, ROOT, checked, project_env
 
 

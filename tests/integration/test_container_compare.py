@@ -20,7 +20,7 @@ import sys
 
 import playbook_run
 import pytest
-from ansible.module_utils.testbed_fidelity import VERDICT_SENTENCE
+from ansible.module_utils.testbed_stats.fidelity import VERDICT_SENTENCE
 from playbook_run import assert_ok
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -28,7 +28,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
 from ansible.module_utils.testbed_results import LOCK_FILE  # noqa: E402 (after the path above)
-from ansible.module_utils.testbed_results_store import validate_document  # noqa: E402
+from ansible.module_utils.testbed_results.store import validate_document  # noqa: E402
 from playbook_run import explain, follow, stored_documents  # noqa: E402
 from playbook_run import run_dirs as _run_dirs  # noqa: E402
 

@@ -59,6 +59,11 @@ def test_built_tree_has_every_plugin_and_role(built):
                         ("doc_fragments", inv.doc_fragments)):
         for name in names:
             assert os.path.isfile(os.path.join(coll, "plugins", kind, name + ".py")), (kind, name)
+    assert set(inv.module_util_packages) == {"testbed_reports", "testbed_results", "testbed_stats"}
+    for package, paths in inv.module_util_packages.items():
+        assert paths and any(p.endswith("__init__.py") for p in paths), package
+        for path in paths:
+            assert os.path.isfile(os.path.join(coll, "plugins", "module_utils", package, os.path.basename(path))), path
     for name in inv.filters:
         doc = yaml.safe_load(open(os.path.join(coll, "plugins", "filter", name + ".yml"), encoding="utf-8"))
         assert doc["DOCUMENTATION"]["name"] == name and doc["DOCUMENTATION"]["short_description"]

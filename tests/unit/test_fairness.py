@@ -1,6 +1,6 @@
-"""Jain's fairness index: the one implementation (module_utils/testbed_fairness.py).
+"""Jain's fairness index: the one implementation (module_utils/testbed_stats/fairness.py).
 
-The modules import it as ``ansible.module_utils.testbed_fairness``; the
+The modules import it as ``ansible.module_utils.testbed_stats.fairness``; the
 ``jain_index`` filter (tests/unit/test_filters_stats.py) loads the same file as
 a plain module.
 """
@@ -9,7 +9,7 @@ import math
 import os
 
 import pytest
-from ansible.module_utils.testbed_fairness import jain
+from ansible.module_utils.testbed_stats.fairness import jain
 from conftest import ROOT
 
 
@@ -53,7 +53,7 @@ def test_jain_refuses(values, error, message):
 
 def test_no_ansible_import():
     # the filter plugins load this file as a plain module: it must not import Ansible
-    with open(os.path.join(ROOT, "module_utils", "testbed_fairness.py"), encoding="utf-8") as handle:
+    with open(os.path.join(ROOT, "module_utils", "testbed_stats", "fairness.py"), encoding="utf-8") as handle:
         tree = ast.parse(handle.read())
     imported = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     imported += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]

@@ -1,4 +1,4 @@
-"""The fidelity check (module_utils/testbed_fidelity.py): paired relative differences, 90 % CI, TOST verdict.
+"""The fidelity check (module_utils/testbed_stats/fidelity.py): paired relative differences, 90 % CI, TOST verdict.
 
 Every expected number is computed by hand: with three pairs df = 2 and the one-sided 95 % quantile of
 Student's t with 2 degrees of freedom is t* = 2.919986 (tables); se = s / sqrt(3).
@@ -9,7 +9,7 @@ import re
 import pytest
 import testbed_fidelity as plugin
 from ansible.errors import AnsibleFilterError
-from ansible.module_utils.testbed_fidelity import (
+from ansible.module_utils.testbed_stats.fidelity import (
     DIFFERENT,
     EQUIVALENT,
     TOO_FEW,
@@ -202,7 +202,7 @@ def test_from_points_without_pairs_is_empty():
 
 
 def test_fidelity_value_reads_one_side_of_a_pair():
-    from ansible.module_utils.testbed_fidelity import fidelity_value
+    from ansible.module_utils.testbed_stats.fidelity import fidelity_value
     workload_run = {"tool": "fio", "parsed": {"valid": True, "metrics": {"read_iops": 1200, "read_bw": None}}}
     assert fidelity_value(workload_run, "read_iops") == 1200.0
     assert fidelity_value({"valid": True, "metrics": {"received_bps": 2.5e10}}, "received_bps", 1e-9) == pytest.approx(25.0)

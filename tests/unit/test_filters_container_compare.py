@@ -413,7 +413,7 @@ def test_report_without_disk_read_has_no_disk_items():
 
 
 def test_report_spec_is_accepted_by_the_renderer():
-    from ansible.module_utils.testbed_report_spec import check_spec
+    from ansible.module_utils.testbed_reports.spec import check_spec
     spec = cc.cc_report(cc.cc_variants(HOSTS, HOSTVARS), ALL, SETTINGS)
     checked = check_spec(spec)
     assert [i["label"] for i in checked["overall_index"]["items"]] == ["disk read", "disk write", "RAM", "CPU"]

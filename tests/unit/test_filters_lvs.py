@@ -256,7 +256,7 @@ def test_only_the_virtual_service_fails():
 
 def test_points_in_flight_become_fault_documents_the_store_accepts(tmp_path):
     from ansible.module_utils.testbed_results import open_run
-    from ansible.module_utils.testbed_results_store import store_point
+    from ansible.module_utils.testbed_results.store import store_point
     plan = [{"variant": "rr", "parameters": {"rate": 50}, "repetition": 1}]
     run = open_run(str(tmp_path), "lvs_compare", plan, run_id="r1")
     point = dict(run["points"][0], label="rr rate=50 rep 1")
@@ -411,7 +411,7 @@ def test_study_reference_groups_the_cells_of_one_metric_by_rate():
 def test_the_reports_study_findings_name_metrics_the_points_have():
     """The study's findings (roles/lvs_compare/vars) pass the renderer's check and compute from metrics the
     report lists, with a direction for those a ranking needs."""
-    from ansible.module_utils.testbed_report_findings import check_findings
+    from ansible.module_utils.testbed_reports.findings import check_findings
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "roles", "lvs_compare", "vars", "main.yml"),
               encoding="utf-8") as handle:
         spec = yaml.safe_load(handle)["__lvs_compare_report_spec"]

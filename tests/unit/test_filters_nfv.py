@@ -10,7 +10,7 @@ import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible.module_utils.testbed_results_store import named_documents
+from ansible.module_utils.testbed_results.store import named_documents
 from ansible.module_utils.testbed_sweep import sweep_plan
 from conftest import FIXTURES
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from ansible.module_utils import testbed_stats as st
-from ansible.module_utils.testbed_results_store import named_documents
+from ansible.module_utils.testbed_results.store import named_documents
+from ansible.module_utils.testbed_stats import core as st
 from conftest import FIXTURES, ROOT
 
 SAMPLE_RUN = os.path.join(FIXTURES, "report", "sample_run")
@@ -357,8 +357,8 @@ def test_jain_index():
 
 
 def test_jain_index_is_the_shared_implementation():
-    # one implementation: module_utils/testbed_fairness.py, loaded as a plain module
-    assert os.path.samefile(st.testbed_fairness.__file__, os.path.join(ROOT, "module_utils", "testbed_fairness.py"))
+    # one implementation: module_utils/testbed_stats/fairness.py, loaded as a plain module
+    assert os.path.samefile(st.testbed_fairness.__file__, os.path.join(ROOT, "module_utils", "testbed_stats", "fairness.py"))
 
 
 @pytest.mark.parametrize("values, fragment", [
@@ -452,7 +452,7 @@ def test_filters_work_in_ansible():
 # ---------------------------------------------------------------------------
 
 def test_fidelity_check_passes_within_tolerance():
-    from ansible.module_utils.testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats.core import fidelity_check
     out = fidelity_check([1000.0, 1010.0], [990.0, 1000.0], 5, direct_label="sysbench by hand",
                          harness_label="the harness's figure", unit="events/s")
     assert out["passed"] and out["direct_n"] == 2 and out["harness_n"] == 2
@@ -462,7 +462,7 @@ def test_fidelity_check_passes_within_tolerance():
 
 
 def test_fidelity_check_fails_outside_tolerance_and_scales():
-    from ansible.module_utils.testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats.core import fidelity_check
     out = fidelity_check([2e9], [1.5], 5, direct_scale=1e-9, unit="Gbit/s")
     assert not out["passed"] and out["difference_pct"] == pytest.approx(33.333333)
     assert "FAILED" in out["sentence"] and "spread" not in out["sentence"]
@@ -476,7 +476,7 @@ def test_fidelity_check_fails_outside_tolerance_and_scales():
     (([1.0], [1.0], 5, "x"), "direct_scale must be a number"),
 ])
 def test_fidelity_check_refuses(args, message):
-    from ansible.module_utils.testbed_stats import fidelity_check
+    from ansible.module_utils.testbed_stats.core import fidelity_check
     with pytest.raises(AnsibleFilterError, match="fidelity_check") as err:
         fidelity_check(*args)
     assert message in str(err.value)

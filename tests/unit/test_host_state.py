@@ -20,7 +20,7 @@ from ansible.module_utils.testbed_host_state import (
     tuning,
 )
 from ansible.module_utils.testbed_results import ResultError, open_run
-from ansible.module_utils.testbed_results_store import store_point
+from ansible.module_utils.testbed_results.store import store_point
 from tool_versions import detect_virtualization, root_on_disk
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "host_state")

@@ -14,7 +14,9 @@ spec.loader.exec_module(import_map)
 def test_the_shipped_map_has_one_link_per_shared_library():
     assert import_map.problems() == []
     stubs = os.path.join(ROOT, ".config", "import-map", "ansible-stubs", "module_utils")
-    for entry in os.listdir(stubs):
+    entries = import_map._entries(stubs)
+    assert "testbed_results/store.pyi" in entries and "testbed_parse.pyi" in entries
+    for entry in entries:
         target = os.path.realpath(os.path.join(stubs, entry))
         assert os.path.isfile(target) and target.startswith(ROOT + os.sep), entry
 
@@ -59,4 +61,26 @@ def test_two_libraries_of_one_name_are_refused(tree):
     (tree / "roles/r2/module_utils").mkdir(parents=True)
     (tree / "roles/r2/module_utils/testbed_a.py").write_text("Z = 3\n")
     with pytest.raises(SystemExit, match="testbed_a.py is in both"):
+        import_map.sources(str(tree))
+
+
+def test_a_group_folder_is_mapped_file_by_file(tree):
+    (tree / "module_utils/testbed_g").mkdir()
+    (tree / "module_utils/testbed_g/__init__.py").write_text("")
+    (tree / "module_utils/testbed_g/part.py").write_text("P = 1\n")
+    assert import_map.sources(str(tree))["testbed_g.part"] == "module_utils/testbed_g/part.py"
+    assert import_map.write(str(tree)) == 4
+    link = tree / ".config/import-map/ansible-stubs/module_utils/testbed_g/part.pyi"
+    assert os.readlink(link) == "../../../../../module_utils/testbed_g/part.py"
+    assert import_map.problems(str(tree)) == []
+    (tree / "module_utils/testbed_g/part.py").unlink()
+    assert "testbed_g/part.pyi is in the map" in "\n".join(import_map.problems(str(tree)))
+    import_map.write(str(tree))
+    assert import_map.problems(str(tree)) == []
+
+
+def test_a_group_folder_without_its_init_is_refused(tree):
+    (tree / "module_utils/testbed_g").mkdir()
+    (tree / "module_utils/testbed_g/part.py").write_text("P = 1\n")
+    with pytest.raises(SystemExit, match="testbed_g/ has no __init__.py"):
         import_map.sources(str(tree))

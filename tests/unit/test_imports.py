@@ -21,7 +21,7 @@ STANZA = open(os.path.join(ROOT, "filter_plugins", "testbed_sweep.py"), encoding
 # build (scripts/build-collection.py) is left out: it names the stanza and sys.path to rewrite them.
 BUILD = os.path.join(ROOT, "scripts", "build-collection.py")
 CODE = sorted(
-    p for pattern in ("library/*.py", "module_utils/*.py", "filter_plugins/*.py", "action_plugins/*.py",
+    p for pattern in ("library/*.py", "module_utils/*.py", "module_utils/*/*.py", "filter_plugins/*.py", "action_plugins/*.py",
                       "callback_plugins/*.py",
                       "doc_fragments/*.py", "scripts/*.py", "roles/*/library/*.py", "roles/*/module_utils/*.py",
                       "roles/*/filter_plugins/*.py", "roles/*/files/*.py")
@@ -31,7 +31,8 @@ CONTROLLER = [p for p in CODE if any(os.sep + where + os.sep in p
 FILTER_FILES = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "filter_plugins", "*.py"))
                 + glob.glob(os.path.join(ROOT, "roles", "*", "filter_plugins", "*.py"))}
 SHARED = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "module_utils", "*.py"))
-          + glob.glob(os.path.join(ROOT, "roles", "*", "module_utils", "*.py"))}
+          + glob.glob(os.path.join(ROOT, "roles", "*", "module_utils", "*.py"))} | {
+    os.path.basename(os.path.dirname(p)) for p in glob.glob(os.path.join(ROOT, "module_utils", "*", "__init__.py"))}
 
 
 def rel(path):

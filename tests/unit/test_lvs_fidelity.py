@@ -12,7 +12,7 @@ import sys
 
 import lvs_point
 import pytest
-from ansible.module_utils.testbed_fidelity import fidelity_from_points
+from ansible.module_utils.testbed_stats.fidelity import fidelity_from_points
 from conftest import ROOT, read_fixture
 from helpers import run_module
 from lvs_compare import (

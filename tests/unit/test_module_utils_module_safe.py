@@ -15,6 +15,9 @@ import os
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UTILS = {os.path.splitext(os.path.basename(p))[0]: p
          for p in glob.glob(os.path.join(ROOT, "module_utils", "*.py")) + glob.glob(os.path.join(ROOT, "roles", "*", "module_utils", "*.py"))}
+# the groups (module_utils/<group>/: a package): <group> is its __init__.py, <group>.<file> the others
+UTILS.update({os.path.basename(os.path.dirname(p)) + ("" if p.endswith("__init__.py") else "." + os.path.basename(p)[:-3]): p
+              for p in glob.glob(os.path.join(ROOT, "module_utils", "*", "*.py"))})
 MODULES = glob.glob(os.path.join(ROOT, "library", "*.py")) + glob.glob(os.path.join(ROOT, "roles", "*", "library", "*.py"))
 
 
@@ -31,7 +34,10 @@ def imports(path):
             names = [a.name for a in node.names]
         for name in names:
             if name.startswith("ansible.module_utils."):
-                utils.add(name.split(".")[2])
+                parts = name.split(".")[2:]
+                utils.add(parts[0])  # a file, or a group's __init__.py (imported with any of its files)
+                if len(parts) > 1:
+                    utils.add(".".join(parts[:2]))
             elif name == "ansible" or (name.startswith("ansible.") and not name.startswith("ansible.module_utils")):
                 controller.append(f"line {node.lineno}: {name}")
     return {u for u in utils if u in UTILS}, controller

@@ -1,7 +1,7 @@
 """No secret is stored in results (issue #40): the provenance's command and extra vars are redacted, and
 the result store and the report write files for their owner only.
 
-The rule (module_utils/testbed_provenance.py): the value of a variable with a secret's name (Ansible's
+The rule (module_utils/testbed_results/provenance.py): the value of a variable with a secret's name (Ansible's
 password variables; a name containing password, passwd, secret, token, private_key, api_key, secret_key,
 access_key, keyring, passphrase or credential; a name with key, pass, pwd or pw as a whole word) and every
 vault-encrypted value become ``<redacted>``, in every form of -e and every argv spelling of it.
@@ -14,8 +14,9 @@ import stat
 
 import ansible.parsing.splitter  # noqa: F401 - loaded, as in ansible-playbook: the redaction uses Ansible's parse_kv
 import pytest
-from ansible.module_utils import testbed_provenance
-from ansible.module_utils.testbed_provenance import (
+from ansible.module_utils.testbed_results import DIR_MODE, FILE_MODE, open_run
+from ansible.module_utils.testbed_results import provenance as testbed_provenance
+from ansible.module_utils.testbed_results.provenance import (
     LONG_FLAGS,
     LONG_WITH_VALUE,
     REDACTED,
@@ -29,8 +30,7 @@ from ansible.module_utils.testbed_provenance import (
     redact_extra_var,
     redact_extra_vars,
 )
-from ansible.module_utils.testbed_results import DIR_MODE, FILE_MODE, open_run
-from ansible.module_utils.testbed_results_store import store_point
+from ansible.module_utils.testbed_results.store import store_point
 from conftest import ROOT
 
 SECRET_NAMES = [
@@ -253,7 +253,7 @@ def test_the_store_keeps_no_secret_and_writes_for_its_owner_only(tmp_path, open_
     doc = store_point(run["run_dir"], PLAN[0], {"rate_per_s": 1.0}, True, [], [], ENV, "2026-01-01T00:00:00Z",
                       "2026-01-01T00:00:01Z", raw={"tool.txt": "output\n"})
     assert doc["environment"]["controller"]["provenance"]["extra_vars"] == ["db_password=<redacted>"]
-    from ansible.module_utils.testbed_report_make import make_report
+    from ansible.module_utils.testbed_reports.make import make_report
     make_report(run["run_dir"], formats=("md", "html", "csv", "png"), out=io.StringIO())
     paths = list(_all_paths(str(tmp_path / "results")))
     names = {os.path.relpath(p, run["run_dir"]) for p in paths}
@@ -269,7 +269,7 @@ def test_the_store_keeps_no_secret_and_writes_for_its_owner_only(tmp_path, open_
 
 
 def test_a_superseded_point_and_a_comparison_are_private_too(tmp_path, open_umask):
-    from ansible.module_utils.testbed_report_compare import compare
+    from ansible.module_utils.testbed_reports.compare import compare
     run = open_run(str(tmp_path / "results"), "exp", PLAN)
     store_point(run["run_dir"], PLAN[0], {"rate_per_s": 1.0}, False, ["bad"], [], ENV, "2026-01-01T00:00:00Z",
                 "2026-01-01T00:00:01Z", raw={"tool.txt": "x"})

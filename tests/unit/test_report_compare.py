@@ -5,8 +5,8 @@ import os
 import shutil
 
 import pytest
-from ansible.module_utils import testbed_stats as stats
-from ansible.module_utils.testbed_report_compare import COMPARE_FIELDS, compare_runs
+from ansible.module_utils.testbed_reports.compare import COMPARE_FIELDS, compare_runs
+from ansible.module_utils.testbed_stats import core as stats
 from conftest import FIXTURES
 from testbed_report import main as report_main
 
@@ -98,7 +98,7 @@ def test_compare_errors(runs, tmp_path, capsys):
 
 
 def test_holm_correction():
-    from ansible.module_utils.testbed_report_compare import holm
+    from ansible.module_utils.testbed_reports.compare import holm
     # m = 4 testable: thresholds 0.0125, 0.0167, 0.025, 0.05 in rank order; the first failure stops it
     assert holm([0.01, None, 0.04, 0.015, 0.03]) == [True, None, False, True, False]
     assert holm([0.001, 0.002]) == [True, True]

@@ -14,12 +14,12 @@ import shutil
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
-from ansible.module_utils import testbed_stats as stats
-from ansible.module_utils.testbed_report_derived import overall_rows, relative_rows
-from ansible.module_utils.testbed_report_load import load_run
-from ansible.module_utils.testbed_report_make import make_report
-from ansible.module_utils.testbed_report_spec import check_spec
-from ansible.module_utils.testbed_results_store import named_documents
+from ansible.module_utils.testbed_reports.derived import overall_rows, relative_rows
+from ansible.module_utils.testbed_reports.load import load_run
+from ansible.module_utils.testbed_reports.make import make_report
+from ansible.module_utils.testbed_reports.spec import check_spec
+from ansible.module_utils.testbed_results.store import named_documents
+from ansible.module_utils.testbed_stats import core as stats
 from conftest import FIXTURES
 from testbed_report import main as report_main
 

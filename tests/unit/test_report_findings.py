@@ -1,11 +1,11 @@
-"""report.findings (module_utils/testbed_report_findings.py): a study's findings in words and ranges
+"""report.findings (module_utils/testbed_reports/findings.py): a study's findings in words and ranges
 beside the same quantity computed from the run's points."""
 import io
 import json
 
 import pytest
-from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_make import make_report
+from ansible.module_utils.testbed_reports.base import ReportError
+from ansible.module_utils.testbed_reports.make import make_report
 
 # rate x scheduler, three repetitions each: wrr clearly best at 100, rr and wrr tied at 50
 VALUES = {("rr", 50): [49.0, 50.0, 51.0], ("wrr", 50): [49.5, 50.5, 50.0], ("lc", 50): [40.0, 41.0, 39.0],
@@ -113,7 +113,7 @@ def test_best_needs_a_direction(tmp_path):
 
 
 def test_measured_with_names_each_version_and_where_it_ran():
-    from ansible.module_utils.testbed_report_derived import measured_with, tool_sentence
+    from ansible.module_utils.testbed_reports.derived import measured_with, tool_sentence
     docs = [{"environment": {"hosts": {"c1": {"tools": {"httperf": "0.9.0"}}, "c2": {"tools": {"httperf": "0.9.0"}},
                                        "d": {"tools": {"ipvsadm": "1.31"}, "nfv_image_tools": {"iperf3": "3.12"}}}}},
             {"extra": {"tool": {"name": "nuttcp", "version": "6.1.2"}}}]

@@ -6,9 +6,9 @@ import os
 import shutil
 
 import pytest
-from ansible.module_utils.testbed_report_charts import published_marks
-from ansible.module_utils.testbed_report_format import axis_label, words
-from ansible.module_utils.testbed_report_tex import render_tex, tex
+from ansible.module_utils.testbed_reports.charts import published_marks
+from ansible.module_utils.testbed_reports.format import axis_label, words
+from ansible.module_utils.testbed_reports.tex import render_tex, tex
 from conftest import FIXTURES
 from testbed_report import main as report_main
 
@@ -156,7 +156,7 @@ def test_bad_labels_are_refused_naming_the_key(run_dir, capsys):
 
 
 def test_text_columns_wrap_and_figures_align_right():
-    from ansible.module_utils.testbed_report_tex import column_spec
+    from ansible.module_utils.testbed_reports.tex import column_spec
     assert column_spec(["rate", "rr", "wrr"], [["50", "16.40 (1)", "16.40 (1)"]]) == "lrr"
     spec = column_spec(["finding", "the study", "this run"],
                        [["runs not bound by the client (valid)", "0 of 30 (every run had fd-unavail errors)", "30"]])

@@ -5,8 +5,8 @@ import os
 
 import jsonschema
 import pytest
-from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_spec import check_spec
+from ansible.module_utils.testbed_reports.base import ReportError
+from ansible.module_utils.testbed_reports.spec import check_spec
 from conftest import ROOT
 from test_report_declarative import NFV_RELATIVE, OVERALL, SECTIONS
 

@@ -1,4 +1,4 @@
-"""report.pivots and report.ranking (module_utils/testbed_report_study.py): the studies' tables in
+"""report.pivots and report.ranking (module_utils/testbed_reports/study.py): the studies' tables in
 their shape (a parameter's values as rows, the variants as columns) and a ranking with the step
 between neighbouring places tested."""
 import io
@@ -7,9 +7,9 @@ import os
 
 import pytest
 import yaml
-from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_make import make_report
-from ansible.module_utils.testbed_report_study import rank
+from ansible.module_utils.testbed_reports.base import ReportError
+from ansible.module_utils.testbed_reports.make import make_report
+from ansible.module_utils.testbed_reports.study import rank
 from conftest import ROOT
 from lvs_compare import lvs_study_reference
 

@@ -11,9 +11,9 @@ import shutil
 import nfv_chain as nfv_chain_filters
 import nfv_measure as nfv_measure_filters
 import pytest
-from ansible.module_utils.testbed_report_base import ReportError
-from ansible.module_utils.testbed_report_make import make_report
-from ansible.module_utils.testbed_results_store import named_documents
+from ansible.module_utils.testbed_reports.base import ReportError
+from ansible.module_utils.testbed_reports.make import make_report
+from ansible.module_utils.testbed_results.store import named_documents
 from conftest import FIXTURES
 
 STUDY = [{"name": "baseline", "hops": []},

@@ -7,9 +7,9 @@ import os
 
 import pytest
 from ansible.module_utils import testbed_results as results
-from ansible.module_utils.testbed_report_base import REASON_CHARS
-from ansible.module_utils.testbed_report_load import load_run
-from ansible.module_utils.testbed_report_make import make_report
+from ansible.module_utils.testbed_reports.base import REASON_CHARS
+from ansible.module_utils.testbed_reports.load import load_run
+from ansible.module_utils.testbed_reports.make import make_report
 from testbed_report import main as report_main
 
 LONG = ("iperf3 reported 3 retransmits per second and the client's CPU was saturated at 99.8 % during the whole "

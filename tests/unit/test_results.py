@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from ansible.module_utils import testbed_parse, testbed_results, testbed_results_params, testbed_results_store
+from ansible.module_utils import testbed_parse, testbed_results
 from ansible.module_utils.testbed_results import (
     ResultError,
     build_index,
@@ -17,7 +17,9 @@ from ansible.module_utils.testbed_results import (
     point_id,
     refresh_index,
 )
-from ansible.module_utils.testbed_results_store import merge_source_verdicts, store_point
+from ansible.module_utils.testbed_results import params as testbed_results_params
+from ansible.module_utils.testbed_results import store as testbed_results_store
+from ansible.module_utils.testbed_results.store import merge_source_verdicts, store_point
 from helpers import run_module
 
 UTC = datetime.timezone.utc
@@ -815,7 +817,7 @@ def test_every_run_and_point_names_its_code_and_command(tmp_path):
 
 
 def test_provenance_of_this_checkout_and_its_sentence(tmp_path):
-    from ansible.module_utils.testbed_provenance import describe, provenance
+    from ansible.module_utils.testbed_results.provenance import describe, provenance
     from conftest import ROOT
     mine = provenance(ROOT, ["ansible-playbook", "x.yml"], ["a=1"], "2.19.14", {"community.general": "11.4.2"})
     assert mine["testbed"]["source"] == "git" and len(mine["testbed"]["commit"]) == 40
@@ -831,7 +833,7 @@ def test_provenance_of_this_checkout_and_its_sentence(tmp_path):
 def test_the_report_header_names_the_code_and_command(tmp_path):
     import io
 
-    from ansible.module_utils.testbed_report_make import make_report
+    from ansible.module_utils.testbed_reports.make import make_report
     run = open_run(str(tmp_path), "lvs", PLAN, now=NOW, provenance=PROV, report={"x": "rate"})
     store(run["run_dir"], PLAN[0])
     make_report(run["run_dir"], formats=("md",), out=io.StringIO())

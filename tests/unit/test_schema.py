@@ -9,10 +9,10 @@ import sys
 
 import jsonschema
 import pytest
-from ansible.module_utils import testbed_results_store
 from ansible.module_utils.testbed_parse import unit_of
 from ansible.module_utils.testbed_results import ResultError, open_run
-from ansible.module_utils.testbed_results_store import store_point, validate_document
+from ansible.module_utils.testbed_results import store as testbed_results_store
+from ansible.module_utils.testbed_results.store import store_point, validate_document
 from ansible.module_utils.testbed_sampling import parse_proc_stat, summarize
 from conftest import ROOT, read_fixture
 
@@ -187,7 +187,7 @@ def test_missing_jsonschema_is_a_clear_error(monkeypatch):
 def test_schema_travels_with_the_module_whatever_the_directory(tmp_path, monkeypatch):
     """A module runs from an AnsiballZ payload: no schemas/ beside it, any working directory, no ANSIBLE_CONFIG."""
     monkeypatch.setattr(testbed_results_store, "_VALIDATORS", {})
-    monkeypatch.setattr(testbed_results_store, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results_store.py"))
+    monkeypatch.setattr(testbed_results_store, "__file__", str(tmp_path / "zip" / "module_utils" / "testbed_results" / "store.py"))
     monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
     monkeypatch.delenv("TESTBED_SCHEMA_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -206,11 +206,11 @@ def test_schema_dir_from_the_environment_overrides_and_names_a_missing_file(tmp_
 
 
 def test_the_carried_schemas_are_the_files_under_schemas():
-    """module_utils/testbed_schemas.py is generated from schemas/: regenerate with scripts/sync-schemas.py."""
+    """module_utils/testbed_results/schemas.py is generated from schemas/: regenerate with scripts/sync-schemas.py."""
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sync-schemas.py"), "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    from ansible.module_utils.testbed_schemas import SCHEMA_TEXT
+    from ansible.module_utils.testbed_results.schemas import SCHEMA_TEXT
     names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "schemas", "*.schema.json")))
     assert sorted(SCHEMA_TEXT) == names
     for name in names:

@@ -29,7 +29,7 @@ from __future__ import absolute_import, division, print_function
 import math
 import re
 
-from ansible.module_utils.testbed_results_summary import format_duration
+from ansible.module_utils.testbed_results.summary import format_duration
 
 MIB = 1048576
 GIB = 1073741824

@@ -61,12 +61,12 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.module_utils.testbed_collect import sections, to_controller_time, to_host_time  # noqa: E402
-from ansible.module_utils.testbed_fidelity import fidelity_value  # noqa: E402
 from ansible.module_utils.testbed_lvs import aggregate_httperf  # noqa: E402
 from ansible.module_utils.testbed_lvs_step import StepError, in_flight, launched_ahead, step, until  # noqa: E402
 from ansible.module_utils.testbed_parse import ParseError  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf  # noqa: E402
 from ansible.module_utils.testbed_parse_httperf import processes_per_host  # noqa: E402
+from ansible.module_utils.testbed_stats.fidelity import fidelity_value  # noqa: E402
 from ansible.module_utils.testbed_watchdog import watchdog_reason  # noqa: E402
 
 ROLES = (("lvs_director", "director"), ("lvs_real_servers", "real_server"), ("lvs_clients", "client"))

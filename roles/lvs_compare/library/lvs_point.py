@@ -235,7 +235,7 @@ msg:
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 from ansible.module_utils.testbed_lvs import PointError, evaluate_point, summary_line  # noqa: E402
 from ansible.module_utils.testbed_results import ResultError, point_id  # noqa: E402
-from ansible.module_utils.testbed_results_store import merge_source_verdicts, with_controller  # noqa: E402
+from ansible.module_utils.testbed_results.store import merge_source_verdicts, with_controller  # noqa: E402
 
 
 def main():

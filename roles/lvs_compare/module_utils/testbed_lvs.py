@@ -17,7 +17,7 @@ A point's raw material:
 The generic pieces come from the top-level module_utils: the ``=== name``
 sections and the controller's time line (clock offsets) from
 ``testbed_collect``, the sampler's CPU window from ``testbed_sampling``,
-Jain's fairness index from ``testbed_fairness``.
+Jain's fairness index from ``testbed_stats.fairness``.
 
 Every httperf report is parsed by the project's httperf parser with the
 process's own requested rate, so each keeps its validity verdict; the point is
@@ -36,11 +36,11 @@ from ansible.module_utils.testbed_collect import (
     to_controller_time,
     to_host_time,
 )
-from ansible.module_utils.testbed_fairness import jain
 from ansible.module_utils.testbed_parse import ParseError
 from ansible.module_utils.testbed_parse_httperf import parse as parse_httperf
 from ansible.module_utils.testbed_parse_ipvsadm import parse as parse_ipvsadm
 from ansible.module_utils.testbed_sampling import SamplingError, cpu_window
+from ansible.module_utils.testbed_stats.fairness import jain
 from ansible.module_utils.testbed_timetable import boundary_problems
 from ansible.module_utils.testbed_watchdog import watchdog_reason
 

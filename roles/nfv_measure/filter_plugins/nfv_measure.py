@@ -35,9 +35,9 @@ for _up in (1, 2, 3):
     if os.path.isdir(_dir) and _dir not in ansible.module_utils.__path__:
         ansible.module_utils.__path__.append(_dir)
 
-from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
-from ansible.module_utils import testbed_stats as stats  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
+from ansible.module_utils.testbed_stats import core as stats  # noqa: E402
+from ansible.module_utils.testbed_stats import fidelity  # noqa: E402
 
 # The study's published figures (docs/experiments.md, section 3), by chain of VNF types: iperf3 TCP
 # throughput (Gbit/s, mean of 3 x 30 s), mean ping RTT (ms; "N/A" through the L4 proxy, so absent),

@@ -42,9 +42,9 @@ for _up in (1, 2, 3):
         ansible.module_utils.__path__.append(_dir)
 
 from ansible.module_utils import storage_compare_fileset as fileset  # noqa: E402
-from ansible.module_utils import testbed_fidelity as fidelity  # noqa: E402
 from ansible.module_utils import testbed_sweep as sweep  # noqa: E402
-from ansible.module_utils.testbed_report_derived import measured_with  # noqa: E402
+from ansible.module_utils.testbed_reports.derived import measured_with  # noqa: E402
+from ansible.module_utils.testbed_stats import fidelity  # noqa: E402
 
 VARIANTS = ("zfs", "ceph")
 WORKLOADS = ("fio", "copy", "oltp", "rebuild")

@@ -13,7 +13,7 @@ description:
     C(python_version) and C(controller) (host name).
   - No secret is returned - in C(command) and C(extra_vars) the value of every variable with a secret's name
     (Ansible's password variables, names with password, secret, token, key, ...) and every vault-encrypted value
-    is C(<redacted>); of C(-e @file) only the file's name is kept (module_utils/testbed_provenance.py has the rule).
+    is C(<redacted>); of C(-e @file) only the file's name is kept (module_utils/testbed_results/provenance.py has the rule).
   - Runs on the controller, inside ansible-playbook (a lookup sees its command line; a module does not).
   - roles/testbed_sweep passes it to the result store, which keeps it in C(run.json) and in every point document;
     the report prints it in its header.
@@ -55,7 +55,7 @@ for _up in (1, 2, 3):
 
 from ansible import context  # noqa: E402
 from ansible.module_utils.ansible_release import __version__ as ANSIBLE_CORE_VERSION  # noqa: E402
-from ansible.module_utils.testbed_provenance import provenance  # noqa: E402
+from ansible.module_utils.testbed_results.provenance import provenance  # noqa: E402
 from ansible.plugins.lookup import LookupBase  # noqa: E402
 
 # The collections the testbed's roles and playbooks call (versions from the installed ansible package).

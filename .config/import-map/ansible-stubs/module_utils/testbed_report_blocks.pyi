@@ -1,1 +1,0 @@
-../../../../module_utils/testbed_report_blocks.py

@@ -1,0 +1,1 @@
+../../../../../module_utils/testbed_reports/derived.py
