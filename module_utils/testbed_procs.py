@@ -357,7 +357,7 @@ def remove_record(directory, name, pid=None):
         return False
 
 
-def wait_exec(pid, timeout_s=5.0, proc_root="/proc", clock=time.monotonic, sleep=time.sleep):
+def wait_exec(pid, timeout_s=60.0, proc_root="/proc", clock=time.monotonic, sleep=time.sleep):
     """``pid``'s process once its command line is there (None when it ended), at most ``timeout_s``.
 
     A parent can run on before the kernel has set up the new program's arguments: with vfork it

@@ -34,6 +34,25 @@ def alive(pid):
     return state(pid) not in (None, "Z", "X")
 
 
+def cmdline(pid):
+    """The process's arguments (None: no such process)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return [part.decode() for part in handle.read().split(b"\x00")[:-1]]
+    except OSError:
+        return None
+
+
+def eventually(condition, deadline_s=120):
+    """Whether ``condition()`` holds within ``deadline_s`` (a bound only a hang reaches, not a timing)."""
+    end = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def test_only_the_recorded_processes_are_stopped(tmp_path):
     procs_dir, out = tmp_path / "procs", tmp_path / "out.json"
     runner, workdir = tmp_path / "fake-httperf-run", tmp_path / "lvs"
@@ -58,10 +77,10 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
                 records["ping_load.json"]["pid"]]
         assert started["detached"]["pid"] == ours[0]
         assert all(alive(pid) for pid in ours) and operator.pid not in ours
-        with open("/proc/%d/cmdline" % ours[1], "rb") as handle:
-            assert handle.read() == b"sleep\x00300\x00"      # the recorded pid is the sleep itself
-        with open("/proc/%d/cmdline" % ours[2], "rb") as handle:
-            assert handle.read().split(b"\x00")[:-1] == [p.encode() for p in PING]
+        # the recorded pid is the program itself: the recording shell writes its record, then execs it
+        # (same pid), so the program's command line comes a moment after the record
+        assert eventually(lambda: cmdline(ours[1]) == ["sleep", "300"]), cmdline(ours[1])
+        assert eventually(lambda: cmdline(ours[2]) == PING), cmdline(ours[2])
 
         assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=stop"))
         report = json.loads(out.read_text())
@@ -73,11 +92,8 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
             [("detached_sleep", ours[0]), ("async_sleep", ours[1]), ("ping_load", ours[2])])
         assert sorted(report["real"]["removed"]) == ["async_sleep", "detached_sleep", "ping_load"]
         assert report["again"]["stopped"] == [] and report["again"]["changed"] is False
-        for _ in range(100):
-            if not any(alive(pid) for pid in ours):
-                break
-            time.sleep(0.05)
-        assert not any(alive(pid) for pid in ours)
+        # stopped: SIGTERM, SIGKILL after the grace period; their parents reap them when they get to it
+        assert eventually(lambda: not any(alive(pid) for pid in ours)), [state(pid) for pid in ours]
         assert alive(operator.pid), "the operator's identical sleep 300 was killed"
         assert alive(operator_ping.pid), "the operator's identical ping was killed"
         assert not list(procs_dir.glob("*.json"))
