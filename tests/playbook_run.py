@@ -288,6 +288,17 @@ def unreachable_inventory(directory, hosts_yml):
     return directory
 
 
+def wait_until(check, timeout_s=120):
+    """Poll check() until it returns something true, and return that; the deadline only guards against a hang."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    return check()
+
+
 def start_server(argv, port, what, deadline_s=60):
     """Start a server a test needs on loopback and wait until 127.0.0.1:``port`` accepts (up to ``deadline_s``).
 

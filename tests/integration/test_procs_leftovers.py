@@ -13,9 +13,8 @@ import json
 import os
 import signal
 import subprocess
-import time
 
-from playbook_run import assert_ok, play
+from playbook_run import assert_ok, play, wait_until
 
 PLAYBOOK = "tests/integration/procs_leftovers.yml"
 PING = ["ping", "-c", "300", "-i", "1", "127.0.0.1"]
@@ -41,16 +40,6 @@ def cmdline(pid):
             return [part.decode() for part in handle.read().split(b"\x00")[:-1]]
     except OSError:
         return None
-
-
-def eventually(condition, deadline_s=120):
-    """Whether ``condition()`` holds within ``deadline_s`` (a bound only a hang reaches, not a timing)."""
-    end = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def test_only_the_recorded_processes_are_stopped(tmp_path):
@@ -79,8 +68,8 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
         assert all(alive(pid) for pid in ours) and operator.pid not in ours
         # the recorded pid is the program itself: the recording shell writes its record, then execs it
         # (same pid), so the program's command line comes a moment after the record
-        assert eventually(lambda: cmdline(ours[1]) == ["sleep", "300"]), cmdline(ours[1])
-        assert eventually(lambda: cmdline(ours[2]) == PING), cmdline(ours[2])
+        assert wait_until(lambda: cmdline(ours[1]) == ["sleep", "300"]), cmdline(ours[1])
+        assert wait_until(lambda: cmdline(ours[2]) == PING), cmdline(ours[2])
 
         assert_ok(play(PLAYBOOK, *extra, "-e", "procs_step=stop"))
         report = json.loads(out.read_text())
@@ -93,7 +82,7 @@ def test_only_the_recorded_processes_are_stopped(tmp_path):
         assert sorted(report["real"]["removed"]) == ["async_sleep", "detached_sleep", "ping_load"]
         assert report["again"]["stopped"] == [] and report["again"]["changed"] is False
         # stopped: SIGTERM, SIGKILL after the grace period; their parents reap them when they get to it
-        assert eventually(lambda: not any(alive(pid) for pid in ours)), [state(pid) for pid in ours]
+        assert wait_until(lambda: not any(alive(pid) for pid in ours)), [state(pid) for pid in ours]
         assert alive(operator.pid), "the operator's identical sleep 300 was killed"
         assert alive(operator_ping.pid), "the operator's identical ping was killed"
         assert not list(procs_dir.glob("*.json"))

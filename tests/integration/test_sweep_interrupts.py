@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import ansible.module_utils
@@ -29,7 +28,7 @@ if os.path.join(ROOT, "module_utils") not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(os.path.join(ROOT, "module_utils"))
 from ansible.module_utils.testbed_results import LOCK_FILE  # noqa: E402 (after the path above)
 from ansible.module_utils.testbed_results.store import validate_document  # noqa: E402
-from playbook_run import explain, follow, stored_documents  # noqa: E402
+from playbook_run import explain, follow, stored_documents, wait_until  # noqa: E402
 from playbook_run import run_dirs as _run_dirs  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
@@ -72,17 +71,6 @@ def marked(marker):
         except OSError:
             continue
     return found
-
-
-def wait_until(check, timeout_s=120):
-    """Poll check() until it returns something true; the deadline only guards against a hang."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    return check()
 
 
 def run_dirs(results):
