@@ -47,7 +47,7 @@ lint:  ## yamllint, ansible-lint (production profile), ruff, pycodestyle (ansibl
 	yamllint -s .
 	ansible-lint
 	ruff check .
-	$(PEP8) library module_utils filter_plugins action_plugins callback_plugins roles
+	$(PEP8) library module_utils filter_plugins action_plugins callback_plugins connection_plugins roles
 	./scripts/check-imports.sh
 
 import-map:  ## write .config/import-map again (after adding a module_utils file): editors resolve ansible.module_utils.<name>
@@ -74,7 +74,7 @@ faults:  ## fault injection on the labs (LVS: VM killed, Apache stopped, contain
 	./scripts/ensure-dockerd.sh
 	python -m pytest -v tests/faults $(FAULTS)
 
-hardware-like:  ## the hardware path on this machine: ssh-only hosts (non-root + sudo, pinned host keys, packages from Debian), short LVS and NFV sweeps through inventories/lab-ssh, cpu-scaling and NFV through a copy of inventories/example_hardware; slow, needs root and Debian's mirror
+hardware-like:  ## the hardware path on this machine: ssh-only hosts (non-root + sudo, pinned host keys, packages from Debian), short LVS, storage, NFV and container sweeps through inventories/lab-ssh, cpu-scaling and NFV through a copy of inventories/example_hardware; slow, needs root and Debian's mirror
 	./scripts/ensure-dockerd.sh
 	python -m pytest -v tests/hardware_like
 

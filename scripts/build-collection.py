@@ -11,8 +11,8 @@ The repository keeps its roles-style layout; this script copies it into
 * ``library/``, ``roles/*/library/`` -> ``plugins/modules/``; ``module_utils/`` (with its
   groups, the folders ``module_utils/<group>/``), ``roles/*/module_utils/`` -> ``plugins/module_utils/``; ``filter_plugins/``,
   ``roles/*/filter_plugins/`` -> ``plugins/filter/``; ``roles/*/lookup_plugins/`` ->
-  ``plugins/lookup/``; ``action_plugins/``, ``callback_plugins/``, ``doc_fragments/``
-  -> ``plugins/action/``, ``plugins/callback/``, ``plugins/doc_fragments/``; ``roles/``.
+  ``plugins/lookup/``; ``action_plugins/``, ``callback_plugins/``, ``connection_plugins/``, ``doc_fragments/``
+  -> ``plugins/action/``, ``plugins/callback/``, ``plugins/connection/``, ``plugins/doc_fragments/``; ``roles/``.
 * Python: ``ansible.module_utils.<shared>`` -> ``ansible_collections.testbed.infra.plugins.module_utils.<shared>``;
   the import stanza (docs/architecture.md, "Python imports") is removed from plugins;
   ``extends_documentation_fragment: testbed_parse`` -> ``testbed.infra.testbed_parse``;
@@ -132,6 +132,7 @@ class Inventory:
         self.filter_files = stems("filter_plugins/*.py", "roles/*/filter_plugins/*.py")
         self.lookups = stems("roles/*/lookup_plugins/*.py")
         self.callbacks = stems("callback_plugins/*.py")
+        self.connections = stems("connection_plugins/*.py")
         self.doc_fragments = stems("doc_fragments/*.py")
         self.roles = sorted(d for d in os.listdir(os.path.join(ROOT, "roles"))
                             if os.path.isdir(os.path.join(ROOT, "roles", d, "tasks")))
@@ -540,7 +541,7 @@ def build(out, tarball=True):
     plugins = os.path.join(coll, "plugins")
     for kind, found in (("modules", inv.modules), ("module_utils", inv.module_utils), ("filter", inv.filter_files),
                         ("lookup", inv.lookups), ("action", inv.actions), ("callback", inv.callbacks),
-                        ("doc_fragments", inv.doc_fragments)):
+                        ("connection", inv.connections), ("doc_fragments", inv.doc_fragments)):
         for stem, path in found.items():
             copy_python(path, os.path.join(plugins, kind, f"{stem}.py"), inv)
     for package, paths in inv.module_util_packages.items():

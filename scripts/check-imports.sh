@@ -32,5 +32,5 @@ if ! grep -q 'probe.py:3:.*"ansible.module_utils.testbed_no_such_library" could 
 fi
 "$venv/bin/basedpyright" --project pyrightconfig.json
 count=$(grep -rhE --include='*.py' '^[[:space:]]*(from|import) ansible\.module_utils\.[a-z_0-9]+' \
-  library module_utils filter_plugins action_plugins callback_plugins roles scripts | wc -l)
+  library module_utils filter_plugins action_plugins callback_plugins connection_plugins roles scripts | wc -l)
 echo "[imports] pyright resolved every import, $count of them through ansible.module_utils.<name>"

@@ -15,7 +15,7 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 _MU = os.path.join(ROOT, "module_utils")
 if _MU not in ansible.module_utils.__path__:
     ansible.module_utils.__path__.append(_MU)
-for sub in ("library", "filter_plugins", "action_plugins", "scripts"):
+for sub in ("library", "filter_plugins", "action_plugins", "connection_plugins", "scripts"):
     path = os.path.join(ROOT, sub)
     if path not in sys.path:
         sys.path.insert(0, path)

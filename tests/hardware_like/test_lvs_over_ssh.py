@@ -3,7 +3,7 @@
 playbooks/lab-ssh-up.yml makes real servers and clients that Ansible reaches
 only over ssh, as a non-root user with sudo, their host keys pinned in a
 known_hosts file, and nothing installed beyond sshd and sudo; the director is
-the lab's VM over ssh. Then a short LVS sweep runs through
+the lab's VM over ssh, provisioned the same way (sudo, the user, the key). Then a short LVS sweep runs through
 inventories/lab-ssh (testbed_inventory_kind: hardware) and must be a real,
 complete run: the roles installed Apache and httperf from Debian's mirror,
 every point valid, the run recorded as a hardware inventory, and a second
@@ -24,15 +24,17 @@ from playbook_run import explain, only_run_dir, run_file, stored_documents
 SHORT = ["-e", '{"lvs_compare_schedulers": ["rr", "wlc"]}', "-e", '{"lvs_compare_rates": [50]}',
          "-e", "lvs_compare_run_seconds=20"]
 CLIENT = "10.250.9.31"
+DIRECTOR_PORT = 2222
 
 
 def test_lvs_sweep_through_ssh_only_hosts(tmp_path):
     rc, out = playbook("playbooks/lab-ssh-up.yml", "-i", "inventories/lab")
     assert rc == 0, explain(rc, out)
 
-    # Reached as an operator reaches a machine: a non-root user, sudo, a pinned host key.
-    who = ssh(CLIENT, "id -un; sudo -n id -un")
-    assert who.returncode == 0 and who.stdout.split() == ["testbed", "root"], who.stderr
+    # Reached as an operator reaches a machine: a non-root user, sudo, a pinned host key (the director too).
+    for address, port in ((CLIENT, 22), ("127.0.0.1", DIRECTOR_PORT)):
+        who = ssh(address, "id -un; sudo -n id -un", port)
+        assert who.returncode == 0 and who.stdout.split() == ["testbed", "root"], (address, who.stderr)
     with open(KNOWN_HOSTS) as handle:
         assert any(line.startswith(CLIENT + " ") for line in handle)
 

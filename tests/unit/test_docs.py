@@ -172,14 +172,14 @@ def test_architecture_role_table_is_the_roles_directory():
 
 def test_architecture_names_only_files_that_exist():
     text = _architecture()
-    named = set(re.findall(r"`((?:library|module_utils|filter_plugins|callback_plugins|action_plugins|scripts|roles|playbooks)/"
+    named = set(re.findall(r"`((?:library|module_utils|filter_plugins|callback_plugins|action_plugins|connection_plugins|scripts|roles|playbooks)/"
                            r"[A-Za-z0-9_./-]+\.(?:py|yml|md|sh))`", text))
     assert named, "docs/architecture.md names no file"
     missing = sorted(path for path in named if "<" not in path and not os.path.exists(os.path.join(ROOT, path)))
     assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
 
 
-SHARED_PYTHON = ("library", "module_utils", "filter_plugins", "action_plugins", "callback_plugins")
+SHARED_PYTHON = ("library", "module_utils", "filter_plugins", "action_plugins", "callback_plugins", "connection_plugins")
 
 
 def test_architecture_names_every_shared_python_file():

@@ -22,12 +22,12 @@ STANZA = open(os.path.join(ROOT, "filter_plugins", "testbed_sweep.py"), encoding
 BUILD = os.path.join(ROOT, "scripts", "build-collection.py")
 CODE = sorted(
     p for pattern in ("library/*.py", "module_utils/*.py", "module_utils/*/*.py", "filter_plugins/*.py", "action_plugins/*.py",
-                      "callback_plugins/*.py",
+                      "callback_plugins/*.py", "connection_plugins/*.py",
                       "doc_fragments/*.py", "scripts/*.py", "roles/*/library/*.py", "roles/*/module_utils/*.py",
                       "roles/*/filter_plugins/*.py", "roles/*/files/*.py")
     for p in glob.glob(os.path.join(ROOT, pattern)) if p != BUILD)
 CONTROLLER = [p for p in CODE if any(os.sep + where + os.sep in p
-                                     for where in ("filter_plugins", "callback_plugins", "scripts"))]
+                                     for where in ("filter_plugins", "callback_plugins", "connection_plugins", "scripts"))]
 FILTER_FILES = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "filter_plugins", "*.py"))
                 + glob.glob(os.path.join(ROOT, "roles", "*", "filter_plugins", "*.py"))}
 SHARED = {os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "module_utils", "*.py"))
