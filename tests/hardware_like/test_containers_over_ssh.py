@@ -14,12 +14,10 @@ once; about 20 minutes on the 2-core lab machine. Not part of `make test`. Traff
 guests' own networks.
 """
 
-import json
-import os
 import subprocess
 
-from lab_ssh import playbook, ssh
-from playbook_run import explain, only_run_dir, run_file, stored_documents
+from lab_ssh import nothing_left, playbook, ssh, sweep
+from playbook_run import explain
 
 PORT = 2290
 HOST = "lab-ssh-containerhost"
@@ -53,29 +51,13 @@ def test_container_sweep_on_a_container_host_reached_over_ssh(tmp_path):
         assert who.returncode == 0 and who.stdout.split() == ["testbed", "root"], who.stderr
         assert guests_left() == [], "a guest is left from before the test"
 
-        results = tmp_path / "results"
-        rc, out = playbook("playbooks/container-compare.yml", "-i", "inventories/lab-ssh",
-                           "-e", f"testbed_results_dir={results}", "-e", "testbed_run_id=new", timeout=3600)
-        (tmp_path / "sweep.log").write_text(out)
-        assert rc == 0, explain(rc, out)
-        docs = stored_documents(results, "container_compare")
-        assert len(docs) == 24, sorted(docs)
-        variants = set()
-        for ident, doc in docs.items():
-            assert doc["valid"] is True, (ident, doc["reasons"])
-            variants.add(doc["variant"])
-        assert variants == {"native", "docker", "podman", "lxc", "lxd", "kvm"}
-        assert "hardware" in json.dumps(run_file(results, "container_compare"))
+        docs, out, results = sweep(tmp_path, "container_compare", 24, timeout=3600)
+        assert {doc["variant"] for doc in docs.values()} == {"native", "docker", "podman", "lxc", "lxd", "kvm"}
         # The workloads ran in the guests through their connections (the tasks' hosts in the log).
         for guest in GUESTS.values():
             assert f"[{guest}]" in out, f"no task ran on {guest}"
         assert guests_left() == []
-
-        run_id = os.path.basename(only_run_dir(results, "container_compare"))
-        rc, again = playbook("playbooks/container-compare.yml", "-i", "inventories/lab-ssh",
-                             "-e", f"testbed_results_dir={results}", "-e", f"testbed_run_id={run_id}", timeout=900)
-        assert rc == 0, explain(rc, again)
-        assert "nothing to do" in again.lower(), again[-3000:]
+        nothing_left(results, "container_compare")
     finally:
         rc, out = playbook("playbooks/lab-ssh-host.yml", "-i", "inventories/lab", "-e", "lab_ssh_host_state=absent",
                            timeout=600)

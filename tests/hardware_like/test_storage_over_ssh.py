@@ -15,13 +15,12 @@ Needs root and the storage VM's image (cached by the first storage run); about 1
 lab machine. Not part of `make test`. Traffic stays on loopback and the lab's storage network.
 """
 
-import json
 import os
 import shlex
 import subprocess
 
-from lab_ssh import KNOWN_HOSTS, playbook, ssh
-from playbook_run import explain, only_run_dir, run_file, stored_documents
+from lab_ssh import KNOWN_HOSTS, nothing_left, playbook, ssh, sweep
+from playbook_run import explain
 
 PORT = 2290
 NODE_PORT = 2228
@@ -62,23 +61,12 @@ def test_storage_sweep_through_ssh_only_hosts(tmp_path):
             assert who.returncode == 0 and who.stdout.split() == ["testbed", "root"], (port, who.stderr)
         assert node(NODE_LEFT).split() == [], "the storage node holds something of an earlier run"
 
-        results = tmp_path / "results"
-        rc, out = playbook("playbooks/storage-compare.yml", "-i", "inventories/lab-ssh",
-                           "-e", f"testbed_results_dir={results}", "-e", "testbed_run_id=new")
-        with open(tmp_path / "sweep.log", "w") as handle:
-            handle.write(out)
-        assert rc == 0, explain(rc, out)
-        docs = stored_documents(results, "storage_compare")
-        assert len(docs) == 4, sorted(docs)
-        variants = set()
+        docs, _, _ = sweep(tmp_path, "storage_compare", 4)
         for ident, doc in docs.items():
-            assert doc["valid"] is True, (ident, doc["reasons"])
             assert doc["parameters"]["access"] == "network", (ident, doc["parameters"])
             assert NODE in doc["environment"]["hosts"], sorted(doc["environment"]["hosts"])
             assert doc["metrics"]["iops"] > 0, (ident, doc["metrics"])
-            variants.add(doc["variant"])
-        assert variants == {"zfs", "ceph"}
-        assert "hardware" in json.dumps(run_file(results, "storage_compare"))
+        assert {doc["variant"] for doc in docs.values()} == {"zfs", "ceph"}
 
         # Cleanup put both hosts back: nothing of the testbed's on the node, no client VM on the compute node.
         assert node(NODE_LEFT).split() == []
@@ -86,11 +74,7 @@ def test_storage_sweep_through_ssh_only_hosts(tmp_path):
         assert not os.path.exists("/var/lib/testbed/storage_client")
 
         # The same run again: nothing to measure, nothing built, exit 0.
-        run_id = os.path.basename(only_run_dir(results, "storage_compare"))
-        rc, again = playbook("playbooks/storage-compare.yml", "-i", "inventories/lab-ssh",
-                             "-e", f"testbed_results_dir={results}", "-e", f"testbed_run_id={run_id}", timeout=900)
-        assert rc == 0, explain(rc, again)
-        assert "nothing to do" in again.lower(), again[-3000:]
+        nothing_left(tmp_path / "results", "storage_compare")
     finally:
         rc_vm, out_vm = playbook("playbooks/lab-ssh-storage.yml", "-i", "inventories/lab",
                                  "-e", "lab_ssh_storage_state=absent", timeout=600)
