@@ -96,7 +96,7 @@ def test_the_tarball_is_a_collection(installed):
     assert "GNU GENERAL PUBLIC LICENSE" in (root / "LICENSE").read_text().splitlines()[0]
     for path in ("LICENSE", "meta/runtime.yml", "plugins/modules/fio_parse.py", "plugins/module_utils/testbed_results/schemas.py",
                  "plugins/filter/testbed_stats.py", "plugins/filter/summary.yml", "plugins/lookup/testbed_provenance.py",
-                 "plugins/action/clock_offset.py", "plugins/callback/testbed_exit.py",
+                 "plugins/action/clock_offset.py", "plugins/callback/testbed_exit.py", "plugins/connection/testbed_guest.py",
                  "plugins/doc_fragments/testbed_parse.py", "roles/runtime_docker/files/ensure-dockerd.sh",
                  "roles/testbed_sweep/files/testbed_report.py"):
         assert path in names, path
